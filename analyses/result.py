@@ -1,0 +1,49 @@
+"""Result objects the analyses return and the reports render."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+import pandas as pd
+
+__all__ = ["Verdict", "QuestionResult", "ValidityReport"]
+
+
+class Verdict(StrEnum):
+    """The outcome of one reviewer question, as shown in the verdict table."""
+
+    SUPPORTED = "supported"  #: the evidence answers the question favourably (e.g. reliable, convergent)
+    NOT_SUPPORTED = "not supported"  #: the evidence answers it unfavourably
+    INCONCLUSIVE = "inconclusive"  #: estimable, but the interval spans the decision threshold
+    NOT_ESTIMABLE = "not estimable"  #: the data cannot answer it; ``evidence`` says what is missing
+
+
+@dataclass
+class QuestionResult:
+    """One reviewer question answered: figures with intervals, a one-sentence verdict, and its evidence.
+
+    ``figures`` is tidy: one row per estimate, with at least ``estimate``, ``ci_low``, ``ci_high`` and the labels
+    it belongs to (``model``, ``dimension``, ``method`` ... as relevant); ``figures.attrs`` holds interval settings.
+    """
+
+    question: str  #: "Q1" ... "Q6"
+    title: str
+    verdict: Verdict
+    summary: str  #: one sentence, with the key number and its interval
+    evidence: str  #: which data, how many answers, which test
+    figures: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+
+@dataclass
+class ValidityReport:
+    """Everything a report shows, computed once by ``analyses`` and only rendered by ``reports``."""
+
+    questions: list[QuestionResult]
+    sc_table: pd.DataFrame  #: raw SC per model x dimension x method with Wilson interval and status counts
+    status_counts: pd.DataFrame  #: model, method, status, n
+    #: derived quantities: quantity, model, dimension, method, mean, hdi_low, hdi_high, p_direction
+    posterior: pd.DataFrame | None = None
+    diagnostics: dict[str, object] | None = None  #: max_rhat, min_ess_bulk, min_ess_tail, divergences, passed
+    provenance: dict[str, object] = field(default_factory=dict)  #: models, design, seeds, package versions
+    extra_tables: dict[str, pd.DataFrame] = field(default_factory=dict)  #: e.g. "reliability", "mtmm"

@@ -1,0 +1,166 @@
+"""The responses table: the one contract every layer shares.
+
+One row per answer. Columns are declared once here (name, dtype, required, allowed values) and every entry point
+(collection, import) validates against them, so later code can trust the table.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from enum import StrEnum
+
+import pandas as pd
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "Method",
+    "Status",
+    "Column",
+    "COLUMNS",
+    "DESIGN_KEY",
+    "response_id",
+    "validate_responses",
+    "empty_responses",
+]
+
+SCHEMA_VERSION = 1
+
+
+class Method(StrEnum):
+    """How an association is asked about (see ARCHITECTURE.md, "Methods")."""
+
+    IMPLICIT = "implicit"
+    EXPLICIT = "explicit"
+    ABLATED = "ablated"
+    REFLECTION = "reflection"
+    LOGPROB = "logprob"
+    EMBEDDING = "embedding"
+
+
+class Status(StrEnum):
+    """What became of one answer. Only ``ok`` rows carry a stance (``consistent``/``likert``)."""
+
+    OK = "ok"
+    REFUSAL = "refusal"
+    UNPARSEABLE = "unparseable"
+    INVALID_CHOICE = "invalid_choice"
+    ERROR = "error"
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of the responses table: its pandas dtype, whether it must be present and non-null."""
+
+    name: str
+    dtype: str
+    required: bool
+    allowed: tuple[str, ...] | None = None
+    description: str = ""
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column("response_id", "string", True, description="hash of the design key and rep; primary key"),
+    Column("model", "string", True, description="backend:model, e.g. hf:SmolLM2-135M-Instruct-Q4_1"),
+    Column("dimension", "string", True, description="stimulus dimension"),
+    Column("method", "string", True, tuple(m.value for m in Method)),
+    Column("template_id", "string", True, description="which wording of the method's prompt"),
+    Column("item_id", "string", True, description="attribute pair and exemplar pair asked about"),
+    Column("order", "string", True, description="counterbalancing cell"),
+    Column("session", "Int64", True, description="measurement occasion (test-retest)"),
+    Column("rep", "Int64", True, description="repetition within a session"),
+    Column("seed", "Int64", False),
+    Column("temperature", "Float64", False),
+    Column("params", "string", False, description="JSON of the remaining request parameters"),
+    Column("prompt", "string", False),
+    Column("raw_response", "string", False),
+    Column("status", "string", True, tuple(s.value for s in Status)),
+    Column("consistent", "Int64", False, description="1 consistent, 0 inconsistent, null unless status is ok"),
+    Column("likert", "Int64", False, description="1-5 for explicit/reflection, else null"),
+    Column("score", "Float64", False, description="continuous measure: log-odds, probability, WEAT effect"),
+    Column("created_at", "string", False, description="ISO 8601 timestamp"),
+)
+
+#: The fields whose values identify one question asked; with ``rep`` they make the ``response_id``.
+DESIGN_KEY: tuple[str, ...] = ("model", "dimension", "method", "template_id", "item_id", "order", "session")
+
+
+def response_id(**key: object) -> str:
+    """Stable hash of the design key plus ``rep``: the same question asked again gets the same id."""
+    missing = [k for k in (*DESIGN_KEY, "rep") if k not in key]
+    if missing:
+        raise ValueError(f"response_id needs the design key fields; missing: {', '.join(missing)}")
+    payload = json.dumps({k: str(key[k]) for k in (*DESIGN_KEY, "rep")}, sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()[:20]
+
+
+def empty_responses() -> pd.DataFrame:
+    """An empty responses table with every column and its dtype."""
+    return pd.DataFrame({c.name: pd.Series(dtype=c.dtype) for c in COLUMNS})
+
+
+def validate_responses(df: pd.DataFrame, *, source: str = "responses") -> pd.DataFrame:
+    """Check and coerce a table to the responses schema; return a new, typed DataFrame.
+
+    Raises ``ValueError`` with one line naming ``source``, the row (1-based, as in a file with a header) and the
+    field for the first problem found: a missing required column, a value of the wrong type, a null in a required
+    field, a value outside the allowed set, a stance on a non-``ok`` row, or a duplicated ``response_id``.
+    """
+    missing = [c.name for c in COLUMNS if c.required and c.name not in df.columns]
+    if missing:
+        raise ValueError(f"{source}: missing required column(s): {', '.join(missing)}")
+    out = pd.DataFrame(index=range(len(df)))
+    frame = df.reset_index(drop=True)
+    for col in COLUMNS:
+        if col.name not in frame.columns:
+            out[col.name] = pd.Series([pd.NA] * len(frame), dtype=col.dtype)
+            continue
+        out[col.name] = _coerce(frame[col.name], col, source)
+        if col.required:
+            bad = out[col.name].isna()
+            if bad.any():
+                raise ValueError(f"{source}: row {_row(bad)}, field '{col.name}': required value is empty")
+        if col.allowed is not None:
+            bad = out[col.name].notna() & ~out[col.name].isin(col.allowed)
+            if bad.any():
+                value = out.loc[bad.idxmax(), col.name]
+                raise ValueError(
+                    f"{source}: row {_row(bad)}, field '{col.name}': {value!r} is not one of "
+                    f"{', '.join(col.allowed)}"
+                )
+    stance = out["consistent"].notna() | out["likert"].notna()
+    bad = stance & (out["status"] != Status.OK.value)
+    if bad.any():
+        raise ValueError(f"{source}: row {_row(bad)}, field 'status': a non-ok answer carries a stance")
+    bad = out["consistent"].notna() & ~out["consistent"].isin([0, 1])
+    if bad.any():
+        raise ValueError(f"{source}: row {_row(bad)}, field 'consistent': must be 0, 1 or empty")
+    bad = out["likert"].notna() & ~out["likert"].isin([1, 2, 3, 4, 5])
+    if bad.any():
+        raise ValueError(f"{source}: row {_row(bad)}, field 'likert': must be 1-5 or empty")
+    bad = out["response_id"].duplicated()
+    if bad.any():
+        raise ValueError(f"{source}: row {_row(bad)}, field 'response_id': duplicated id")
+    return out
+
+
+def _row(mask: pd.Series) -> int:
+    return int(mask.to_numpy().argmax()) + 2  # header is row 1
+
+
+def _coerce(series: pd.Series, col: Column, source: str) -> pd.Series:
+    if col.dtype == "string":
+        return series.astype("string")
+    numeric = pd.to_numeric(series, errors="coerce")
+    bad = numeric.isna() & series.notna() & (series.astype("string").str.strip() != "")
+    if bad.any():
+        value = series[bad].iloc[0]
+        raise ValueError(f"{source}: row {_row(bad)}, field '{col.name}': {value!r} is not a number")
+    if col.dtype == "Int64":
+        frac = numeric.notna() & (numeric != numeric.round())
+        if frac.any():
+            value = numeric[frac].iloc[0]
+            raise ValueError(f"{source}: row {_row(frac)}, field '{col.name}': {value!r} is not an integer")
+        return numeric.astype("Int64")
+    return numeric.astype("Float64")

@@ -1,0 +1,1 @@
+"""Statistics that know nothing of LLMs: intervals, reliability, validity and Bayesian models."""

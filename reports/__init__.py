@@ -1,0 +1,1 @@
+"""Rendering only: HTML and Markdown validity reports and their figures."""
