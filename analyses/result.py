@@ -37,7 +37,12 @@ class QuestionResult:
 
 @dataclass
 class ValidityReport:
-    """Everything a report shows, computed once by ``analyses`` and only rendered by ``reports``."""
+    """Everything a report shows, computed once by ``analyses`` and only rendered by ``reports``.
+
+    ``posterior`` rows use these ``quantity`` names: ``sc`` (per model x dimension x method),
+    ``gap_explicit_implicit``, ``ablation_drop_ratio``, ``reflection_minus_implicit`` (method column empty),
+    ``model_contrast`` (model = "A - B"), ``base_vs_tuned``, ``latent_correlation`` (method = "implicit~logprob").
+    """
 
     questions: list[QuestionResult]
     sc_table: pd.DataFrame  #: raw SC per model x dimension x method with Wilson interval and status counts
@@ -47,3 +52,6 @@ class ValidityReport:
     diagnostics: dict[str, object] | None = None  #: max_rhat, min_ess_bulk, min_ess_tail, divergences, passed
     provenance: dict[str, object] = field(default_factory=dict)  #: models, design, seeds, package versions
     extra_tables: dict[str, pd.DataFrame] = field(default_factory=dict)  #: e.g. "reliability", "mtmm"
+    #: sample raw answers worth reading (refusals, unparseable, each method's first answers): model, method,
+    #: status, prompt, raw_response. Model text: renderers must escape it.
+    examples: pd.DataFrame = field(default_factory=pd.DataFrame)
