@@ -1,0 +1,39 @@
+"""``bias-validity summary``: raw SC with Wilson intervals and status counts per model x dimension x method."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "summary",
+        help="raw SC with 95%% Wilson intervals and status counts",
+        description="Print the share of stereotype-consistent answers (SC) with Wilson intervals and the counts of "
+        "each status, per model x dimension x method, and the methods skipped per model.",
+        epilog="Example: bias-validity summary study.sqlite --json",
+    )
+    p.add_argument("store", help="the SQLite store")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import json
+
+    from analyses.summary import sc_table
+    from probes.store import ResponseStore, read_responses
+
+    table = sc_table(read_responses(args.store))
+    with ResponseStore(args.store) as store:
+        skipped = store.skipped()
+    if args.json:
+        cells = json.loads(table.to_json(orient="records"))
+        payload = {"store": args.store, "ci": table.attrs["ci"], "interval": table.attrs["method"], "cells": cells,
+                   "skipped": skipped.to_dict("records")}  # fmt: skip
+        print(json.dumps(payload, indent=2))
+        return 0
+    print(table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    for row in skipped.itertuples():
+        print(f"skipped: {row.model} {row.method}: {row.reason}")
+    return 0
