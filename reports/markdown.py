@@ -1,0 +1,85 @@
+"""The Markdown twin of the validity report: the same sections as tables, figures referenced by title."""
+
+from __future__ import annotations
+
+from analyses.result import ValidityReport
+from reports import _sections as s
+
+__all__ = ["render_markdown"]
+
+_TITLE = "Bias measurement validity report"
+#: Backslash first, so the escapes added after it are not doubled; & before the entities that use it.
+_ESCAPES = (("\\", "\\\\"), ("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ("`", "\\`"), ("[", "\\["), ("]", "\\]"))
+
+
+def render_markdown(report: ValidityReport) -> str:
+    """Render a validity report as Markdown (GitHub-flavoured tables).
+
+    Parameters
+    ----------
+    report : analyses.result.ValidityReport
+        What ``analyses`` computed; nothing is recomputed here.
+
+    Returns
+    -------
+    str
+        A Markdown document with the HTML report's sections in the same order (see
+        :func:`reports.html.render_html`); each figure is replaced by a line naming it and the table of its data.
+        A missing part renders as "not available: <reason>".
+
+    Notes
+    -----
+    Text from models or user files is escaped for Markdown: ``|`` and backticks (which would break a table or open
+    code), brackets (links), and ``<``, ``>``, ``&`` as entities so raw HTML in an answer is shown, not rendered.
+    Newlines inside a cell become ``<br>``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from analyses.result import QuestionResult, ValidityReport, Verdict
+    >>> q = QuestionResult("Q1", "Reliability", Verdict.SUPPORTED, "ICC 0.81 [0.70, 0.88]", "a|b `x`")
+    >>> md = render_markdown(ValidityReport([q], sc_table=pd.DataFrame(), status_counts=pd.DataFrame()))
+    >>> print(md.splitlines()[8])
+    | Q1 Reliability | supported | ICC 0.81 \\[0.70, 0.88\\] | a\\|b \\`x\\` |
+    """
+    lines = [f"# {_TITLE}", "", _text(s.summary(report)), ""]
+    banner = s.failure_banner(report)
+    if banner:
+        lines += [_block(banner), ""]
+    for section in s.build_sections(report, draw=False):
+        lines += [f"## {section.title}", ""]
+        for block in section.blocks:
+            lines += [_block(block), ""]
+    return "\n".join(lines)
+
+
+def _block(block: object) -> str:
+    if isinstance(block, s.Table):
+        caption = f"**{_text(block.caption)}**\n\n" if block.caption else ""
+        return caption + _table(block)
+    if isinstance(block, s.Image):
+        return f"*Figure: {_text(block.title)} (drawn in the HTML report; its data follow).*"
+    if isinstance(block, s.Unavailable):
+        return f"*not available: {_text(block.reason)}*"
+    if isinstance(block, s.Banner):
+        return f"> **{_text(block.text)}**"
+    return _text(block.text)
+
+
+def _table(table: s.Table) -> str:
+    frame = table.data
+    header = "| " + " | ".join(_cell(c) for c in frame.columns) + " |"
+    rule = "|" + "|".join("---" for _ in frame.columns) + "|"
+    rows = ["| " + " | ".join(_cell(v) for v in values) + " |" for values in frame.itertuples(index=False, name=None)]
+    return "\n".join([header, rule, *rows])
+
+
+def _cell(value: object) -> str:
+    text = _text(s.format_cell(value)).replace("|", "\\|")
+    return "<br>".join(part for part in text.splitlines()) if "\n" in text or "\r" in text else text
+
+
+def _text(value: str) -> str:
+    for old, new in _ESCAPES:
+        value = value.replace(old, new)
+    return value

@@ -1,0 +1,65 @@
+"""Write a validity report to a file, the format chosen by the file's extension."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from analyses.result import ValidityReport
+
+__all__ = ["write_report", "REPORT_SUFFIXES"]
+
+#: Extensions :func:`write_report` understands.
+REPORT_SUFFIXES: tuple[str, ...] = (".html", ".htm", ".md")
+
+
+def write_report(report: ValidityReport, path: str | Path) -> Path:
+    """Render a validity report and write it to ``path`` (HTML for .html/.htm, Markdown for .md).
+
+    Parameters
+    ----------
+    report : analyses.result.ValidityReport
+        The report to render.
+    path : str or pathlib.Path
+        Destination; its extension (case-insensitive) picks the format. Missing parent folders are created.
+
+    Returns
+    -------
+    pathlib.Path
+        The path written.
+
+    Notes
+    -----
+    The text is written to a temporary file beside the target and renamed onto it, so a failed render never
+    leaves a half-written report.
+
+    Examples
+    --------
+    >>> import pandas as pd, tempfile
+    >>> report = ValidityReport([], sc_table=pd.DataFrame(), status_counts=pd.DataFrame())
+    >>> out = write_report(report, Path(tempfile.mkdtemp()) / "report.md")
+    >>> out.read_text(encoding="utf-8").splitlines()[0]
+    '# Bias measurement validity report'
+    >>> write_report(report, "report.pdf")
+    Traceback (most recent call last):
+    ...
+    ValueError: report path 'report.pdf' has extension '.pdf'; valid extensions: .html, .htm, .md
+    """
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in REPORT_SUFFIXES:
+        raise ValueError(
+            f"report path '{path}' has extension '{path.suffix}'; valid extensions: {', '.join(REPORT_SUFFIXES)}"
+        )
+    if suffix == ".md":
+        from reports.markdown import render_markdown
+
+        text = render_markdown(report)
+    else:
+        from reports.html import render_html
+
+        text = render_html(report)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+    return path
