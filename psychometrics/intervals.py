@@ -13,6 +13,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 
+from psychometrics._checks import check_ci, check_columns
+
 __all__ = [
     "wilson_interval",
     "clopper_pearson_interval",
@@ -23,11 +25,6 @@ __all__ = [
 ]
 
 BOOTSTRAP_METHODS = ("BCa", "percentile", "basic")
-
-
-def _check_ci(ci: float) -> None:
-    if not isinstance(ci, (int, float)) or not 0 < ci < 1:
-        raise ValueError(f"ci must be a number strictly between 0 and 1 (e.g. 0.95), got {ci!r}")
 
 
 def _counts(successes: object, n: object, what: str) -> tuple[np.ndarray, np.ndarray]:
@@ -48,7 +45,7 @@ def _counts(successes: object, n: object, what: str) -> tuple[np.ndarray, np.nda
 def _proportion_interval(successes: object, n: object, ci: float, sm_method: str, label: str) -> pd.DataFrame:
     from statsmodels.stats.proportion import proportion_confint
 
-    _check_ci(ci)
+    check_ci(ci)
     k, m = _counts(successes, n, label)
     has_trials = m > 0
     low = np.full(k.shape, np.nan)
@@ -155,7 +152,7 @@ def _diff_interval(
 ) -> pd.DataFrame:
     from statsmodels.stats.proportion import confint_proportions_2indep
 
-    _check_ci(ci)
+    check_ci(ci)
     a, m1 = _counts(k1, n1, label)
     b, m2 = _counts(k2, n2, label)
     if a.shape != b.shape:
@@ -306,11 +303,7 @@ def failure_rate(
     1     b  2         1          0.50   0.095    0.905
     """
     by = list(by)
-    missing = [c for c in [status, *by] if c not in data.columns]
-    if missing:
-        raise ValueError(f"failure_rate: columns {missing} not in data; available: {list(data.columns)}")
-    if data.empty:
-        raise ValueError("failure_rate: data has no rows")
+    check_columns(data, [status, *by], "failure_rate")
     if data[status].isna().any():
         raise ValueError(f"failure_rate: column {status!r} has missing values; every answer needs a status")
     failed = (data[status] != ok).astype(int).rename("_failed")
@@ -420,7 +413,7 @@ def bootstrap_ci(
     """
     if method not in BOOTSTRAP_METHODS:
         raise ValueError(f"bootstrap_ci: method {method!r} not known; valid methods are {', '.join(BOOTSTRAP_METHODS)}")
-    _check_ci(ci)
+    check_ci(ci)
     if not isinstance(n_resamples, int) or n_resamples < 100:
         raise ValueError(f"bootstrap_ci: n_resamples must be an integer >= 100, got {n_resamples!r}")
     if not callable(statistic):
