@@ -126,8 +126,7 @@ def validate_responses(df: pd.DataFrame, *, source: str = "responses") -> pd.Dat
             if bad.any():
                 value = out.loc[bad.idxmax(), col.name]
                 raise ValueError(
-                    f"{source}: row {_row(bad)}, field '{col.name}': {value!r} is not one of "
-                    f"{', '.join(col.allowed)}"
+                    f"{source}: row {_row(bad)}, field '{col.name}': {value!r} is not one of {', '.join(col.allowed)}"
                 )
     stance = out["consistent"].notna() | out["likert"].notna()
     bad = stance & (out["status"] != Status.OK.value)
@@ -160,7 +159,7 @@ def _coerce(series: pd.Series, col: Column, source: str) -> pd.Series:
     if col.dtype == "Int64":
         frac = numeric.notna() & (numeric != numeric.round())
         if frac.any():
-            value = numeric[frac].iloc[0]
+            value = series[frac].iloc[0]
             raise ValueError(f"{source}: row {_row(frac)}, field '{col.name}': {value!r} is not an integer")
         return numeric.astype("Int64")
     return numeric.astype("Float64")

@@ -35,7 +35,7 @@ class ResponseStore:
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=NORMAL")
         columns = ", ".join(
-            f"{c.name} {_SQL_TYPES[c.dtype]}" + (" PRIMARY KEY" if c.name == "response_id" else "") for c in COLUMNS
+            f'"{c.name}" {_SQL_TYPES[c.dtype]}' + (" PRIMARY KEY" if c.name == "response_id" else "") for c in COLUMNS
         )
         with self._conn:
             self._conn.execute(f"CREATE TABLE IF NOT EXISTS responses ({columns})")
