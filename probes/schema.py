@@ -148,6 +148,10 @@ def _row(mask: pd.Series) -> int:
     return int(mask.to_numpy().argmax()) + 2  # header is row 1
 
 
+def _show(value: object) -> str:
+    return repr(value) if isinstance(value, str) else str(value)
+
+
 def _coerce(series: pd.Series, col: Column, source: str) -> pd.Series:
     if col.dtype == "string":
         return series.astype("string")
@@ -159,7 +163,7 @@ def _coerce(series: pd.Series, col: Column, source: str) -> pd.Series:
     if col.dtype == "Int64":
         frac = numeric.notna() & (numeric != numeric.round())
         if frac.any():
-            value = series[frac].iloc[0]
-            raise ValueError(f"{source}: row {_row(frac)}, field '{col.name}': {value!r} is not an integer")
+            value = _show(series[frac].iloc[0])
+            raise ValueError(f"{source}: row {_row(frac)}, field '{col.name}': {value} is not an integer")
         return numeric.astype("Int64")
     return numeric.astype("Float64")
