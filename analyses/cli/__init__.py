@@ -23,6 +23,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if info.name.startswith("_"):
+            continue
         module = importlib.import_module(f"{__name__}.{info.name}")
         module.register(subparsers)
     return parser
