@@ -111,16 +111,16 @@ def summary(report: ValidityReport) -> str:
 
 
 def format_cell(value: object) -> str:
-    """A table cell as plain text (renderers escape it): floats to three decimals, integers plain, blanks as '-'."""
+    """A table cell as plain text (renderers escape it): floats to three decimals (one from 100 up), blanks as '-'."""
     if value is None or value is pd.NA or value is pd.NaT:
         return "-"
     if isinstance(value, bool):
         return str(value)
-    if isinstance(value, float | int) and not isinstance(value, bool):
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
         if value != value:  # NaN
             return "-"
-        if float(value).is_integer() and abs(value) < 1e15:
-            return str(int(value))
         if abs(value) >= 100:
             return f"{value:.1f}"
         if abs(value) < 0.001:

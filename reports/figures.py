@@ -138,7 +138,7 @@ def heatmap(matrix: pd.DataFrame, *, title: str, vmin: float = -1.0, vmax: float
     image = ax.imshow(values, cmap="RdBu_r", vmin=vmin, vmax=vmax)
     ax.set_xticks(range(ncol), [_plain(c) for c in matrix.columns], rotation=60, ha="right", fontsize=7)
     ax.set_yticks(range(nrow), [_plain(r) for r in matrix.index], fontsize=7)
-    for (r, c), v in pd.DataFrame(values).stack().items():
+    for (r, c), v in pd.DataFrame(values).stack().dropna().items():
         ax.text(c, r, f"{v:.2f}", ha="center", va="center", fontsize=6, color="white" if abs(v) > 0.6 else "black")
     ax.set_title(_plain(title), fontsize=10, loc="left")
     fig.colorbar(image, ax=ax, shrink=0.7)
