@@ -261,6 +261,6 @@ def test_heatmap_shows_the_matrix_and_a_non_square_mtmm_stays_a_table():
     assert len(ax.texts) == 7  # NaN cells carry no annotation
     report = no_posterior_report()
     report.extra_tables["mtmm"] = pd.DataFrame({"check": ["validity diagonal > 0"], "passed": [True]})
-    root = parse_html(render_html(report))
-    assert not [i for i in root.iter("img") if i.attrs["alt"].startswith("Multitrait")]
-    assert ["validity diagonal > 0", "True"] in _rows_after(render_html(report), "mtmm")
+    page = render_html(report)
+    assert not [i for i in parse_html(page).iter("img") if i.attrs["alt"].startswith("Multitrait")]
+    assert ["validity diagonal > 0", "True"] in _rows_after(page, "mtmm")
