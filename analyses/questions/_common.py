@@ -1,0 +1,124 @@
+"""Shared plumbing of the reviewer questions: input checks, cell SCs, interval verdicts, the figures' shape."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from analyses.result import Verdict
+from probes.schema import Status
+
+__all__: list[str] = []
+
+#: Columns of every question's ``figures`` table (the estimate's labels first, then the interval).
+FIGURE_COLUMNS = ["model", "dimension", "measure", "estimate", "ci_low", "ci_high", "interval", "n", "note"]
+_NEEDED = ("model", "dimension", "method", "template_id", "item_id", "order", "session", "status", "consistent")
+POSTERIOR_COLUMNS = ("quantity", "model", "dimension", "method", "mean", "hdi_low", "hdi_high", "p_direction")
+
+
+def check_responses(responses: object, where: str, extra: Sequence[str] = ()) -> pd.DataFrame:
+    """Refuse anything but a responses table with the columns the question reads (one-line ValueError)."""
+    if not isinstance(responses, pd.DataFrame):
+        raise ValueError(f"{where}: expected the responses table as a pandas DataFrame, got {type(responses).__name__}")
+    missing = [c for c in (*_NEEDED, *extra) if c not in responses.columns]
+    if missing:
+        raise ValueError(f"{where}: the responses table lacks column(s) {', '.join(missing)}")
+    return responses
+
+
+def check_posterior(posterior: object, where: str) -> pd.DataFrame | None:
+    """Accept None or the derived-quantities table of the Bayesian fit."""
+    if posterior is None:
+        return None
+    if not isinstance(posterior, pd.DataFrame):
+        raise ValueError(f"{where}: posterior must be the fit's derived-quantities DataFrame or None")
+    missing = [c for c in POSTERIOR_COLUMNS if c not in posterior.columns]
+    if missing:
+        raise ValueError(f"{where}: the posterior table lacks column(s) {', '.join(missing)}")
+    return posterior
+
+
+def ok_rows(responses: pd.DataFrame, method: str) -> pd.DataFrame:
+    """The ``ok`` answers of one method with a stance (``consistent`` not null)."""
+    rows = responses[(responses["method"] == method) & (responses["status"] == Status.OK.value)]
+    return rows[rows["consistent"].notna()]
+
+
+def consistent_counts(rows: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """Per group: ``k`` consistent answers, ``n`` answers and ``sc`` = k / n."""
+    grouped = rows.assign(consistent=rows["consistent"].astype(float)).groupby(by, observed=True)["consistent"]
+    out = grouped.agg(k="sum", n="size").reset_index()
+    out["k"] = out["k"].astype(int)
+    out["sc"] = out["k"] / out["n"]
+    return out
+
+
+def figure_row(
+    model: str,
+    dimension: str,
+    measure: str,
+    estimate: float = np.nan,
+    ci_low: float = np.nan,
+    ci_high: float = np.nan,
+    interval: str = "",
+    n: int = 0,
+    note: str = "",
+) -> dict[str, object]:
+    """One row of a question's ``figures`` table (see ``FIGURE_COLUMNS``)."""
+    return dict(model=model, dimension=dimension, measure=measure, estimate=float(estimate), ci_low=float(ci_low),
+                ci_high=float(ci_high), interval=interval, n=int(n), note=note)  # fmt: skip
+
+
+def figures_frame(rows: Iterable[dict[str, object]], **attrs: object) -> pd.DataFrame:
+    """The rows as a ``figures`` table with the fixed columns and the interval settings in ``attrs``."""
+    frame = pd.DataFrame(list(rows), columns=FIGURE_COLUMNS)
+    frame["n"] = frame["n"].astype(int)
+    frame.attrs.update(attrs)
+    return frame
+
+
+def interval_verdict(low: float, high: float, threshold: float, *, above_is_supported: bool = True) -> Verdict:
+    """SUPPORTED / NOT_SUPPORTED when the interval lies wholly on one side of ``threshold``, else INCONCLUSIVE."""
+    if np.isnan(low) or np.isnan(high):
+        return Verdict.NOT_ESTIMABLE
+    if low > threshold:
+        return Verdict.SUPPORTED if above_is_supported else Verdict.NOT_SUPPORTED
+    if high < threshold:
+        return Verdict.NOT_SUPPORTED if above_is_supported else Verdict.SUPPORTED
+    return Verdict.INCONCLUSIVE
+
+
+def combine_verdicts(verdicts: Iterable[Verdict]) -> Verdict:
+    """Estimable verdicts that agree -> that verdict; disagreement -> INCONCLUSIVE; none -> NOT_ESTIMABLE."""
+    found = {v for v in verdicts if v is not Verdict.NOT_ESTIMABLE}
+    if not found:
+        return Verdict.NOT_ESTIMABLE
+    return found.pop() if len(found) == 1 else Verdict.INCONCLUSIVE
+
+
+def all_must_hold(verdicts: Iterable[Verdict]) -> Verdict:
+    """A conjunction: any NOT_SUPPORTED -> NOT_SUPPORTED; all SUPPORTED -> SUPPORTED; else as combine_verdicts."""
+    found = list(verdicts)
+    if Verdict.NOT_SUPPORTED in found:
+        return Verdict.NOT_SUPPORTED
+    return combine_verdicts(found)
+
+
+def count_verdicts(verdicts: Sequence[Verdict]) -> str:
+    """'2 supported, 1 inconclusive' for a summary sentence."""
+    counts = pd.Series([v.value for v in verdicts]).value_counts()
+    return ", ".join(f"{n} {name}" for name, n in counts.items())
+
+
+def posterior_rows(posterior: pd.DataFrame | None, quantity: str) -> pd.DataFrame:
+    """The posterior's rows for one derived quantity (empty when there is no posterior)."""
+    if posterior is None:
+        return pd.DataFrame(columns=list(POSTERIOR_COLUMNS))
+    return posterior[posterior["quantity"] == quantity]
+
+
+def fmt(value: float) -> str:
+    """A figure for a summary sentence: 2 decimals, 'NaN' when missing."""
+    return "NaN" if value is None or np.isnan(value) else f"{value:.2f}"
