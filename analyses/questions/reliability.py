@@ -17,7 +17,7 @@ from analyses.questions._common import (
     ok_rows,
 )
 from analyses.result import QuestionResult, Verdict
-from psychometrics.intervals import newcombe_diff_interval
+from psychometrics.framing import position_bias
 from psychometrics.reliability import icc
 
 __all__ = ["ICC_POOR", "POSITION_LIMIT", "reliability"]
@@ -47,13 +47,12 @@ def _icc_row(cells: pd.DataFrame, model: str, dim: str, measure: str, key: list[
 
 
 def _position_row(rows: pd.DataFrame, model: str, dim: str, ci: float) -> dict[str, object]:
-    first = rows["order"].astype(str).str.startswith("ab")
-    k1, n1 = int(rows.loc[first, "consistent"].sum()), int(first.sum())
-    k2, n2 = int(rows.loc[~first, "consistent"].sum()), int((~first).sum())
-    if n1 == 0 or n2 == 0:
+    listed = rows.assign(listed=rows["order"].astype(str).str[:2], consistent=rows["consistent"].astype(float))
+    if set(listed["listed"]) != {"ab", "ba"}:
         return figure_row(model, dim, "position_bias", note="needs answers under both candidate orders (ab-*, ba-*)")
-    d = newcombe_diff_interval(k1, n1, k2, n2, ci=ci).iloc[0]
-    return figure_row(model, dim, "position_bias", d["difference"], d["ci_low"], d["ci_high"], "Newcombe", n1 + n2)
+    d = position_bias(listed, order="listed", outcome="consistent", reference="ba", ci=ci).iloc[0]
+    return figure_row(model, dim, "position_bias", d["difference"], d["ci_low"], d["ci_high"], "Newcombe",
+                      d["n"] + d["n_reference"])  # fmt: skip
 
 
 def _position_verdict(low: float, high: float) -> Verdict:
@@ -92,8 +91,8 @@ def reliability(responses: pd.DataFrame, *, method: str = "implicit", ci: float 
     observed in every session. Alternate forms: the same with template wordings as raters over item x order x
     session cells. Both come from :func:`psychometrics.reliability.icc` (validated there against Shrout & Fleiss
     1979). Position bias: SC when the group-A exemplar is listed first (``ab-*``) minus SC when it is listed
-    second (``ba-*``), Newcombe (1998) interval (:func:`psychometrics.intervals.newcombe_diff_interval`; it treats
-    answers as independent, so with strong item effects it is somewhat narrow).
+    second (``ba-*``), Newcombe (1998) interval, by :func:`psychometrics.framing.position_bias` (it treats answers
+    as independent, so with strong item effects the interval is somewhat narrow).
 
     Verdict, from each model's pooled (``all``) rows: an ICC whose interval lies above 0.5 is acceptable, below 0.5
     poor (Koo & Li 2016 [1]_); an interval spanning 0.5 is inconclusive. A position-bias interval lying wholly
