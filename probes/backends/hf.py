@@ -1,0 +1,326 @@
+"""The local transformers backend: packaged GGUF models (SmolLM2, Gemma-3) or any local model directory, on CPU.
+
+Generation samples with one ``torch.Generator`` per request, seeded by the request's seed, so an answer depends
+on the request alone (up to floating point), not on which requests share its batch. Scoring (answer options,
+sentences) and word embeddings are exact forward passes, batched with right padding.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from probes.backends.base import Backend, Capability, Completion, GenerationRequest, Unsupported
+from probes.backends.model_cache import converted_model_dir, model_dir_for
+from probes.backends.packaged import PACKAGED_MODELS, packaged_model
+
+__all__ = ["HFBackend", "load_hf_backend"]
+
+
+class HFBackend(Backend):
+    """A causal language model run in-process by transformers (float32, CPU).
+
+    Build it with :func:`load_hf_backend`. ``capabilities``: a model with a chat template (instruction-tuned) has
+    CHAT, CHOICE_LOGPROBS, SEQUENCE_LOGPROBS and EMBEDDING; a base model only SEQUENCE_LOGPROBS and EMBEDDING, and
+    its ``generate``/``choice_logprobs`` raise :class:`~probes.backends.base.Unsupported` with the reason.
+    """
+
+    def __init__(
+        self, model_dir: Path, *, name: str, provenance: dict[str, object], batch_size: int, max_new_tokens: int | None
+    ) -> None:
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        self._torch = torch
+        self.model_dir = Path(model_dir)
+        self.tokenizer = AutoTokenizer.from_pretrained(self.model_dir)
+        self.model = AutoModelForCausalLM.from_pretrained(self.model_dir, dtype=torch.float32).eval()
+        self.name = name
+        self.batch_size = batch_size
+        self.max_new_tokens = max_new_tokens
+        chat = self.tokenizer.chat_template is not None
+        self.capabilities = frozenset(
+            ([Capability.CHAT, Capability.CHOICE_LOGPROBS] if chat else [])
+            + [Capability.SEQUENCE_LOGPROBS, Capability.EMBEDDING]
+        )
+        self.embedding_layer = self.model.config.num_hidden_layers // 2
+        self._start = _start_ids(self.tokenizer)
+        self._pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self._start[0]
+        eos = self.model.generation_config.eos_token_id
+        eos = [eos] if isinstance(eos, int) else list(eos or [])
+        self._eos = sorted({self.tokenizer.eos_token_id, *eos} - {None})
+        self._provenance = provenance
+
+    @property
+    def provenance(self) -> dict[str, object]:
+        """Name, weights file and hash, where the weights were read from, versions, embedding layer."""
+        import torch
+        import transformers
+
+        return {
+            "name": self.name,
+            **self._provenance,
+            "transformers": transformers.__version__,
+            "torch": torch.__version__,
+            "dtype": "float32",
+            "embedding_layer": self.embedding_layer,
+        }
+
+    # -- generation -------------------------------------------------------------------------------------------
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
+        """Answer chat requests; a batch that fails yields ``Completion(None, error=...)`` for its requests."""
+        self._require_chat("generate answers")
+        order = sorted(range(len(requests)), key=lambda i: len(self._chat_ids(requests[i].messages)))
+        results: list[Completion | None] = [None] * len(requests)
+        for start in range(0, len(order), self.batch_size):
+            batch = order[start : start + self.batch_size]
+            try:
+                texts = self._generate_batch([requests[i] for i in batch])
+                completions = [Completion(text) for text in texts]
+            except Exception as error:  # one failed batch must not end the run: its rows are recorded as errors
+                completions = [Completion(None, error=f"{type(error).__name__}: {error}")] * len(batch)
+            for i, completion in zip(batch, completions, strict=True):
+                results[i] = completion
+        return results
+
+    def _generate_batch(self, requests: Sequence[GenerationRequest]) -> list[str]:
+        from transformers import GenerationConfig, LogitsProcessorList
+
+        torch = self._torch
+        limits = [self.max_new_tokens or r.max_new_tokens for r in requests]
+        input_ids, mask = _pad([self._chat_ids(r.messages) for r in requests], self._pad, left=True)
+        sampler = _PerRequestSampler([r.temperature for r in requests], [r.seed for r in requests])
+        config = GenerationConfig(
+            do_sample=False, max_new_tokens=max(limits), pad_token_id=self._pad, eos_token_id=self._eos
+        )
+        with torch.inference_mode():
+            out = self.model.generate(
+                input_ids=input_ids,
+                attention_mask=mask,
+                generation_config=config,
+                logits_processor=LogitsProcessorList([sampler]),
+            )
+        texts = []
+        for row, limit in zip(out[:, input_ids.shape[1] :].tolist(), limits, strict=True):
+            row = row[:limit]
+            cut = next((k for k, token in enumerate(row) if token in self._eos), len(row))
+            texts.append(self.tokenizer.decode(row[:cut], skip_special_tokens=True))
+        return texts
+
+    # -- scoring ----------------------------------------------------------------------------------------------
+    def choice_logprobs(
+        self, prompts: Sequence[tuple[dict[str, str], ...]], options: Sequence[Sequence[str]]
+    ) -> list[list[float]]:
+        """log P(option | chat prompt) for each option, summed over the option's tokens.
+
+        The prompt is rendered with the chat template and the generation prompt; each option is tokenised on its
+        own (as the answer's first tokens) and scored as the continuation. No end-of-turn token is added.
+        """
+        self._require_chat("score answer options")
+        if len(prompts) != len(options):
+            raise ValueError(f"got {len(prompts)} prompts but {len(options)} option lists: give one list per prompt")
+        pairs = [
+            (self._chat_ids(prompt), self._text_ids(option))
+            for prompt, opts in zip(prompts, options, strict=True)
+            for option in opts
+        ]
+        flat = iter(self._score_pairs(pairs))
+        return [[next(flat) for _ in opts] for opts in options]
+
+    def sequence_logprobs(self, texts: Sequence[str]) -> list[float]:
+        """log P(text) summed over the text's tokens, each conditioned on the start token and the tokens before it.
+
+        No chat template. The start token is the one the tokenizer adds (Gemma's ``<bos>``), or, for a tokenizer
+        that adds none, its document separator ``<|endoftext|>`` (SmolLM2's pretraining separator), else its BOS.
+        """
+        return self._score_pairs([(self._start, self._text_ids(text)) for text in texts])
+
+    def _score_pairs(self, pairs: Sequence[tuple[list[int], list[int]]]) -> list[float]:
+        """Sum of log P(continuation tokens | context) for each (context ids, continuation ids) pair."""
+        torch = self._torch
+        scores = [0.0] * len(pairs)
+        order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
+        for start in range(0, len(order), self.batch_size):
+            batch = order[start : start + self.batch_size]
+            ids, mask = _pad([pairs[i][0] + pairs[i][1] for i in batch], self._pad, left=False)
+            with torch.inference_mode():
+                logits = self.model(input_ids=ids, attention_mask=mask).logits.float()
+            logprobs = logits[:, :-1].log_softmax(-1).gather(-1, ids[:, 1:, None])[..., 0]
+            for row, i in enumerate(batch):
+                context, continuation = pairs[i]
+                first = len(context) - 1  # logits at position p predict token p + 1
+                scores[i] = float(logprobs[row, first : first + len(continuation)].sum())
+        return scores
+
+    # -- embeddings -------------------------------------------------------------------------------------------
+    def embed_words(self, words: Sequence[str]) -> np.ndarray:
+        """One vector per word or phrase: the middle layer's hidden states, averaged over the word's tokens.
+
+        Each word is fed alone as ``<start> word`` (with the leading space it has inside a sentence). The
+        hidden state after layer ``num_hidden_layers // 2`` is averaged over the word's tokens (the start token
+        excluded). Why: in causal LMs the last layers specialise in predicting the next token, and static word
+        vectors distilled from the middle layers carry the most lexical semantics (Bommasani, Davis & Cardie
+        2020, ACL); averaging over sub-word tokens gives multi-token words and phrases one vector.
+        """
+        torch = self._torch
+        vectors = np.zeros((len(words), self.model.config.hidden_size), dtype=np.float32)
+        for start in range(0, len(words), self.batch_size):
+            chunk = [self._text_ids(word) for word in words[start : start + self.batch_size]]
+            ids, mask = _pad([self._start + c for c in chunk], self._pad, left=False)
+            with torch.inference_mode():
+                hidden = self.model(input_ids=ids, attention_mask=mask, output_hidden_states=True).hidden_states
+            layer = hidden[self.embedding_layer].float()
+            for row, c in enumerate(chunk):
+                span = layer[row, len(self._start) : len(self._start) + len(c)]
+                vectors[start + row] = span.mean(0).numpy()
+        return vectors
+
+    # -- helpers ----------------------------------------------------------------------------------------------
+    def _require_chat(self, what: str) -> None:
+        if Capability.CHAT not in self.capabilities:
+            raise Unsupported(f"{self.name} is a base model without a chat template and cannot {what}")
+
+    def _chat_ids(self, messages: Sequence[dict[str, str]]) -> list[int]:
+        text = self.tokenizer.apply_chat_template(list(messages), add_generation_prompt=True, tokenize=False)
+        return self._text_ids(text)
+
+    def _text_ids(self, text: str) -> list[int]:
+        return self.tokenizer(text, add_special_tokens=False)["input_ids"]
+
+    def close(self) -> None:
+        """Drop the model so its memory can be freed."""
+        self.model = None
+
+
+class _PerRequestSampler:
+    """Logits processor: row i draws its token from its own seeded generator (greedy when temperature is 0).
+
+    It returns scores that are -inf except at the drawn token, so ``generate``'s greedy step picks that token; each
+    row consumes exactly one draw per step from its own generator, whatever else is in the batch.
+    """
+
+    def __init__(self, temperatures: Sequence[float], seeds: Sequence[int]) -> None:
+        import torch
+
+        self._temperatures = list(temperatures)
+        self._generators = [torch.Generator().manual_seed(int(seed) % 2**63) for seed in seeds]
+
+    def __call__(self, input_ids, scores):  # noqa: ANN001, ANN204 (transformers' LogitsProcessor signature)
+        import torch
+
+        chosen = torch.empty(scores.shape[0], dtype=torch.long)
+        for row, (temperature, generator) in enumerate(zip(self._temperatures, self._generators, strict=True)):
+            if temperature <= 0:
+                chosen[row] = scores[row].argmax()
+            else:
+                probs = torch.softmax(scores[row].float() / temperature, dim=-1)
+                chosen[row] = torch.multinomial(probs, 1, generator=generator)[0]
+        out = torch.full_like(scores, float("-inf"))
+        out[torch.arange(scores.shape[0]), chosen] = 0.0
+        return out
+
+
+def load_hf_backend(name: str, *, batch_size: int = 16, max_new_tokens: int | None = None) -> HFBackend:
+    """Load a local transformers model: a packaged GGUF model by alias, or a model directory.
+
+    Parameters
+    ----------
+    name : str
+        ``"smollm2"`` (SmolLM2-135M-Instruct, Q4_1), ``"gemma3-270m"`` (Gemma-3-270M base, Q4_K_M), or the path
+        of a local transformers model directory (``config.json`` with ``architectures``).
+    batch_size : int, default 16
+        Sequences per forward pass.
+    max_new_tokens : int or None, default None
+        Caps every generation at this many tokens; ``None`` uses each request's ``max_new_tokens``.
+
+    Returns
+    -------
+    HFBackend
+        ``name`` is ``hf:SmolLM2-135M-Instruct-Q4_1``, ``hf:gemma-3-270m-Q4_K_M`` or ``hf:<directory name>``.
+        ``provenance`` holds ``source`` (``"cache"`` when the converted copy already existed, ``"converted"`` when
+        this call converted the GGUF, ``"directory"`` for a user's directory), ``model_dir``, ``gguf_file`` and
+        ``gguf_sha256`` for packaged models, and the transformers and torch versions.
+
+    Notes
+    -----
+    The first load of a packaged model dequantises its GGUF (see :mod:`probes.backends.model_cache`). torch uses
+    at most as many threads as there are CPUs available to this process (2 on the CI machines).
+
+    Examples
+    --------
+    >>> backend = load_hf_backend("smollm2")
+    >>> backend.name, backend.provenance["source"] in {"cache", "converted"}
+    ('hf:SmolLM2-135M-Instruct-Q4_1', True)
+    >>> load_hf_backend("llama")
+    Traceback (most recent call last):
+    ...
+    ValueError: hf model 'llama' is neither a packaged model (smollm2, gemma3-270m) nor a model directory
+    """
+    if not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+    if max_new_tokens is not None and (not isinstance(max_new_tokens, int) or max_new_tokens < 1):
+        raise ValueError(f"max_new_tokens must be a positive integer or None, got {max_new_tokens!r}")
+    _limit_threads()
+    if name in PACKAGED_MODELS:
+        model = packaged_model(name)
+        existed = model_dir_for(name).exists()
+        model_dir = converted_model_dir(name)
+        conversion = json.loads((model_dir / "bias_validity_conversion.json").read_text())
+        provenance = {
+            "source": "cache" if existed else "converted",
+            "model_dir": str(model_dir),
+            "gguf_file": conversion["gguf_file"],
+            "gguf_sha256": conversion["gguf_sha256"],
+        }
+        display = model.display_name
+    elif (Path(name).expanduser() / "config.json").is_file():
+        model_dir = Path(name).expanduser().resolve()
+        provenance = {"source": "directory", "model_dir": str(model_dir)}
+        display = model_dir.name
+    else:
+        raise ValueError(
+            f"hf model {name!r} is neither a packaged model ({', '.join(PACKAGED_MODELS)}) nor a model directory"
+        )
+    return HFBackend(
+        model_dir, name=f"hf:{display}", provenance=provenance, batch_size=batch_size, max_new_tokens=max_new_tokens
+    )
+
+
+def _limit_threads() -> None:
+    """Use no more torch threads than the CPUs this process may run on (oversubscription slows small models)."""
+    import torch
+
+    available = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if torch.get_num_threads() > available:
+        torch.set_num_threads(available)
+
+
+def _start_ids(tokenizer) -> list[int]:  # noqa: ANN001
+    """The token(s) a plain text is conditioned on: the tokenizer's own BOS, else its document separator."""
+    added = tokenizer("", add_special_tokens=True)["input_ids"]
+    if added:
+        return list(added)
+    separator = tokenizer.convert_tokens_to_ids("<|endoftext|>")
+    if separator is not None and separator != tokenizer.unk_token_id:
+        return [separator]
+    if tokenizer.bos_token_id is not None:
+        return [tokenizer.bos_token_id]
+    return [tokenizer.eos_token_id]
+
+
+def _pad(rows: Sequence[list[int]], pad_id: int, *, left: bool):  # noqa: ANN202
+    """Stack token rows into (ids, attention mask) tensors, padded on the left or the right."""
+    import torch
+
+    width = max(len(row) for row in rows)
+    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for i, row in enumerate(rows):
+        span = slice(width - len(row), width) if left else slice(0, len(row))
+        ids[i, span] = torch.tensor(row, dtype=torch.long)
+        mask[i, span] = 1
+    return ids, mask
