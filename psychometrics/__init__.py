@@ -1,1 +1,54 @@
-"""Statistics that know nothing of LLMs: intervals, reliability, validity and Bayesian models."""
+"""Statistics that know nothing of LLMs: intervals, reliability, validity and Bayesian models.
+
+Plain DataFrames and arrays in (column names passed as keyword arguments), tidy DataFrames out, with interval
+settings in ``df.attrs``. The Bayesian models live in ``psychometrics.bayes``.
+"""
+
+from psychometrics.agreement import cohen_kappa, fleiss_kappa, krippendorff_alpha
+from psychometrics.framing import FramingVerdict, ablation_drop_ratio, position_bias
+from psychometrics.intervals import (
+    agresti_caffo_diff_interval,
+    bootstrap_ci,
+    clopper_pearson_interval,
+    failure_rate,
+    newcombe_diff_interval,
+    wilson_interval,
+)
+from psychometrics.mtmm import MTMMResult, mtmm
+from psychometrics.reference import compare_to_human, human_iat_reference
+from psychometrics.reliability import ICC_FORMS, cronbach_alpha, icc, spearman_brown, split_half
+from psychometrics.validity import convergent_validity, correlation_ci, disattenuate, rank_agreement
+
+__all__ = [
+    # intervals
+    "wilson_interval",
+    "clopper_pearson_interval",
+    "newcombe_diff_interval",
+    "agresti_caffo_diff_interval",
+    "failure_rate",
+    "bootstrap_ci",
+    # reliability
+    "ICC_FORMS",
+    "icc",
+    "split_half",
+    "spearman_brown",
+    "cronbach_alpha",
+    # agreement
+    "krippendorff_alpha",
+    "cohen_kappa",
+    "fleiss_kappa",
+    # validity
+    "correlation_ci",
+    "disattenuate",
+    "convergent_validity",
+    "rank_agreement",
+    "MTMMResult",
+    "mtmm",
+    # framing and position
+    "FramingVerdict",
+    "ablation_drop_ratio",
+    "position_bias",
+    # human reference
+    "human_iat_reference",
+    "compare_to_human",
+]
