@@ -5,10 +5,10 @@ settings in ``df.attrs``. The Bayesian models live in ``psychometrics.bayes``.
 """
 
 from psychometrics.agreement import cohen_kappa, fleiss_kappa, krippendorff_alpha
+from psychometrics.bootstrap import bootstrap_ci
 from psychometrics.framing import FramingVerdict, ablation_drop_ratio, position_bias
 from psychometrics.intervals import (
     agresti_caffo_diff_interval,
-    bootstrap_ci,
     clopper_pearson_interval,
     failure_rate,
     newcombe_diff_interval,

@@ -13,7 +13,7 @@ import pandas as pd
 from scipy import stats
 
 from psychometrics._checks import check_ci, check_columns, numeric_values, to_wide
-from psychometrics.intervals import _bootstrap_interval
+from psychometrics.bootstrap import _bootstrap_interval
 
 __all__ = ["CORRELATION_METHODS", "correlation_ci", "disattenuate", "convergent_validity", "rank_agreement"]
 

@@ -5,9 +5,9 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from psychometrics.bootstrap import bootstrap_ci
 from psychometrics.intervals import (
     agresti_caffo_diff_interval,
-    bootstrap_ci,
     clopper_pearson_interval,
     failure_rate,
     newcombe_diff_interval,

@@ -9,7 +9,7 @@ import pytest
 import psychometrics
 
 PACKAGE = Path(psychometrics.__file__).parent
-MODULES = ["intervals", "reliability", "agreement", "validity", "mtmm", "framing", "reference"]
+MODULES = ["intervals", "bootstrap", "reliability", "agreement", "validity", "mtmm", "framing", "reference"]
 
 
 def test_issue_names_are_importable_from_the_package():
