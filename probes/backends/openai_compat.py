@@ -1,0 +1,329 @@
+"""The OpenAI-compatible HTTP backend: vLLM, SGLang, llama.cpp, ``transformers serve``, OpenAI and the like.
+
+Requests run concurrently (at most ``concurrency`` in flight, one ``httpx.AsyncClient``), spread round-robin over
+one or more base URLs; each failed try (429, 5xx, connection reset, timeout, malformed body) is retried with
+jittered exponential backoff that honours ``Retry-After``, on the next base URL. Every request ends either as
+text or as ``Completion(None, error=reason)``, which the runner stores with status ``error`` and asks again on a
+rerun. The API key is read from an environment variable, sent only in the ``Authorization`` header, and scrubbed
+from every reason, name and provenance record.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import random
+import threading
+from collections.abc import Coroutine, Sequence
+from urllib.parse import urlsplit
+
+import httpx
+
+from probes.backends._http_retry import RetryPolicy, post_json
+from probes.backends.base import Backend, Capability, Completion, GenerationRequest, Unsupported
+
+__all__ = ["OpenAICompatBackend", "load_openai_backend"]
+
+logger = logging.getLogger(__name__)
+
+#: The sentence whose echoed token log-probabilities show that a server scores prompts.
+_PROBE_TEXT = "The cat sat on the mat."
+
+
+class OpenAICompatBackend(Backend):
+    """A model behind an OpenAI-compatible HTTP API. Build it with :func:`load_openai_backend`.
+
+    ``capabilities`` is always CHAT; SEQUENCE_LOGPROBS is added only when the start-up probe found that the
+    server's ``/v1/completions`` returns per-token log-probabilities of an echoed prompt. CHOICE_LOGPROBS is never
+    claimed: the exact log-probability of a multi-token answer after a chat prompt needs the server's chat template
+    and tokenizer, which the API does not expose (first-token ``top_logprobs`` would only approximate it).
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_urls: Sequence[str],
+        api_key: str | None,
+        api_key_env: str,
+        concurrency: int,
+        timeout: float,
+        policy: RetryPolicy,
+        seed: int = 0,
+    ) -> None:
+        self.model = model
+        self.base_urls = [u.rstrip("/") for u in base_urls]
+        self.concurrency = concurrency
+        self.timeout = timeout
+        self.policy = policy
+        self._api_key_env = api_key_env
+        self._secret = api_key or None
+        self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._rng = random.Random(seed)
+        self._next = 0
+        self.name = f"openai:{model}@{_host(self.base_urls[0])}"
+        self.capabilities = frozenset({Capability.CHAT})
+        self._logprobs: dict[str, object] = {"probed": False, "sequence": False, "chat_top_logprobs": False}
+
+    def __repr__(self) -> str:
+        return f"OpenAICompatBackend({self.name!r}, base_urls={[_public_url(u) for u in self.base_urls]})"
+
+    @property
+    def provenance(self) -> dict[str, object]:
+        """Name, model, base URLs (without credentials), key variable name, retry settings, log-prob finding."""
+        return {
+            "name": self.name,
+            "model": self.model,
+            "base_urls": [_public_url(u) for u in self.base_urls],
+            "api_key_env": self._api_key_env,
+            "api_key_set": self._secret is not None,
+            "concurrency": self.concurrency,
+            "timeout_s": self.timeout,
+            "max_retries": self.policy.max_retries,
+            "logprobs": dict(self._logprobs),
+        }
+
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
+        """Answer each chat request; a request that fails every try comes back as ``Completion(None, error)``."""
+        bodies = [
+            {
+                "model": self.model,
+                "messages": [dict(m) for m in r.messages],
+                "max_tokens": r.max_new_tokens,
+                "temperature": r.temperature,
+                "seed": r.seed,
+            }
+            for r in requests
+        ]
+        results = _run(self._post_all("/chat/completions", bodies))
+        out = []
+        for data, reason in results:
+            text = _chat_text(data) if data is not None else None
+            if data is not None and text is None:
+                reason = "malformed response (no choices[0].message.content)"
+            out.append(Completion(text) if text is not None else Completion(None, error=self._scrub(reason)))
+        return out
+
+    def sequence_logprobs(self, texts: Sequence[str]) -> list[float]:
+        """log P(text) summed over its tokens, from ``/v1/completions`` with ``echo`` and ``logprobs``."""
+        if not self._logprobs["sequence"]:
+            raise Unsupported(self._no_logprobs_reason())
+        bodies = [_echo_body(self.model, t) for t in texts]
+        out = []
+        for text, (data, reason) in zip(texts, _run(self._post_all("/completions", bodies)), strict=True):
+            total = _echo_logprob(data, text) if data is not None else None
+            if total is None:
+                raise RuntimeError(self._scrub(reason or "server returned no prompt log-probabilities"))
+            out.append(total)
+        return out
+
+    def choice_logprobs(
+        self, prompts: Sequence[tuple[dict[str, str], ...]], options: Sequence[Sequence[str]]
+    ) -> list[list[float]]:
+        """Not available over HTTP: see the class docstring."""
+        raise Unsupported(
+            f"server at {_public_url(self.base_urls[0])} gives no exact answer log-probabilities over the chat API"
+        )
+
+    def probe(self) -> dict[str, object]:
+        """Ask the first server once whether it returns log-probabilities; set ``capabilities`` from the answer."""
+        chat_body = {
+            "model": self.model,
+            "messages": [{"role": "user", "content": "Hello"}],
+            "max_tokens": 1,
+            "temperature": 0.0,
+            "logprobs": True,
+            "top_logprobs": 2,
+        }
+        [(chat, chat_reason)], [(echo, _)] = _run(
+            self._post_all("/chat/completions", [chat_body], pinned=True),
+            self._post_all("/completions", [_echo_body(self.model, _PROBE_TEXT)], pinned=True),
+        )
+        if chat is None and chat_reason and chat_reason.endswith("(not retried)"):  # a server strict about fields
+            chat, chat_reason = _run(self._post_all("/chat/completions", [_plain(chat_body)], pinned=True))[0]
+        if chat is None:
+            raise ValueError(
+                f"server at {_public_url(self.base_urls[0])} did not answer a chat request: {self._scrub(chat_reason)}"
+            )
+        top = (
+            (chat["choices"][0].get("logprobs") or {}).get("content") if isinstance(chat["choices"][0], dict) else None
+        )
+        sequence = echo is not None and _echo_logprob(echo, _PROBE_TEXT) is not None
+        self._logprobs = {"probed": True, "sequence": sequence, "chat_top_logprobs": bool(top)}
+        if sequence:
+            self.capabilities = self.capabilities | {Capability.SEQUENCE_LOGPROBS}
+        logger.info("%s: log-probabilities %s", self.name, self._logprobs)
+        return dict(self._logprobs)
+
+    async def _post_all(
+        self, path: str, bodies: list[dict[str, object]], *, pinned: bool = False
+    ) -> list[tuple[dict | None, str | None]]:
+        limits = httpx.Limits(max_connections=self.concurrency, max_keepalive_connections=self.concurrency)
+        semaphore = asyncio.Semaphore(self.concurrency)
+        async with httpx.AsyncClient(headers=self._headers, timeout=self.timeout, limits=limits) as client:
+
+            async def one(body: dict[str, object], first: int) -> tuple[dict | None, str | None]:
+                async with semaphore:
+                    urls = self.base_urls[:1] if pinned else self.base_urls
+                    return await post_json(client, urls, first, path, body, self.policy, self._rng)
+
+            starts = [(self._next + i) % len(self.base_urls) for i in range(len(bodies))]
+            self._next = (self._next + len(bodies)) % len(self.base_urls)
+            return list(await asyncio.gather(*(one(b, s) for b, s in zip(bodies, starts, strict=True))))
+
+    def _scrub(self, reason: str | None) -> str:
+        reason = reason or "unknown error"
+        return reason.replace(self._secret, "***") if self._secret else reason
+
+    def _no_logprobs_reason(self) -> str:
+        if not self._logprobs["probed"]:
+            return f"server at {_public_url(self.base_urls[0])} was not probed for log-probabilities"
+        return f"server at {_public_url(self.base_urls[0])} returns no log-probabilities"
+
+
+def load_openai_backend(
+    name: str,
+    *,
+    base_urls: Sequence[str],
+    api_key_env: str = "OPENAI_API_KEY",
+    concurrency: int = 8,
+    timeout: float = 60.0,
+    max_retries: int = 6,
+    backoff_base: float = 0.5,
+    backoff_max: float = 30.0,
+    probe: bool = True,
+) -> OpenAICompatBackend:
+    """Connect to a model served over an OpenAI-compatible HTTP API.
+
+    Parameters
+    ----------
+    name : str
+        The model name the server expects in the ``model`` field (``openai:<name>`` on the command line).
+    base_urls : sequence of str
+        One or more API roots including ``/v1`` (e.g. ``http://127.0.0.1:8000/v1``); requests are spread over
+        them round-robin, and a retry moves to the next one.
+    api_key_env : str, default "OPENAI_API_KEY"
+        Environment variable holding the API key; sent as ``Authorization: Bearer``. Unset or empty: no header
+        (local servers need none).
+    concurrency : int, default 8
+        Requests in flight at once, over all base URLs.
+    timeout : float, default 60.0
+        Seconds allowed for each try of each request.
+    max_retries : int, default 6
+        Tries after the first for a request that failed with 408, 409, 429, 5xx, a connection error, a timeout or
+        a malformed body.
+    backoff_base, backoff_max : float, default 0.5 and 30.0
+        Full-jitter backoff: retry ``k`` waits ``uniform(0, min(backoff_max, backoff_base * 2**k))`` seconds, or
+        the server's ``Retry-After`` when longer.
+    probe : bool, default True
+        Ask the first server at start-up (one chat request, one echoed completion) whether it answers and whether
+        it returns log-probabilities. Without the probe the backend claims CHAT only.
+
+    Returns
+    -------
+    OpenAICompatBackend
+        ``name`` is ``openai:<name>@<host:port of the first base URL>``; ``provenance`` holds ``name``, ``model``,
+        ``base_urls`` (credentials removed), ``api_key_env`` (the variable's name, never its value),
+        ``api_key_set``, ``concurrency``, ``timeout_s``, ``max_retries`` and ``logprobs`` (``probed``,
+        ``sequence``: prompt log-probabilities via ``echo``, ``chat_top_logprobs``: ``top_logprobs`` on chat
+        answers).
+
+    Notes
+    -----
+    Validated against ``transformers serve`` 5.24 on loopback (which ignores ``logprobs``, ``echo`` and, unless
+    the model's generation config samples, ``temperature``), directly and behind a proxy that injects 429 with
+    ``Retry-After``, 500, connection resets, slow responses and malformed JSON (``tests/test_openai_*.py``).
+
+    Examples
+    --------
+    >>> load_openai_backend("m", base_urls=[])
+    Traceback (most recent call last):
+    ...
+    ValueError: base_urls is empty: give at least one server, e.g. http://127.0.0.1:8000/v1
+    >>> backend = load_openai_backend("m", base_urls=["http://127.0.0.1:8000/v1"], probe=False)
+    >>> backend.name, sorted(backend.capabilities)
+    ('openai:m@127.0.0.1:8000', ['chat'])
+    """
+    if not base_urls:
+        raise ValueError("base_urls is empty: give at least one server, e.g. http://127.0.0.1:8000/v1")
+    for url in base_urls:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"base URL {_public_url(url)!r} is not an http(s) URL, e.g. http://127.0.0.1:8000/v1")
+    for label, value, low in (("concurrency", concurrency, 1), ("max_retries", max_retries, 0)):
+        if not isinstance(value, int) or value < low:
+            raise ValueError(f"{label} must be an integer >= {low} (got {value!r})")
+    for label, value in (("timeout", timeout), ("backoff_base", backoff_base), ("backoff_max", backoff_max)):
+        if not value > 0:
+            raise ValueError(f"{label} must be > 0 seconds (got {value!r})")
+    backend = OpenAICompatBackend(
+        name,
+        base_urls=base_urls,
+        api_key=os.environ.get(api_key_env) or None,
+        api_key_env=api_key_env,
+        concurrency=concurrency,
+        timeout=timeout,
+        policy=RetryPolicy(max_retries=max_retries, backoff_base=backoff_base, backoff_max=backoff_max),
+    )
+    if probe:
+        backend.probe()
+    return backend
+
+
+def _run(*coros: Coroutine) -> list:
+    """Run coroutines to completion from sync code, also when the caller already runs an event loop (Jupyter)."""
+
+    async def both() -> list:
+        return list(await asyncio.gather(*coros))
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        results = asyncio.run(both())
+    else:
+        box: list = []
+        worker = threading.Thread(target=lambda: box.append(asyncio.run(both())))
+        worker.start()
+        worker.join()
+        results = box[0]
+    return results[0] if len(coros) == 1 else results
+
+
+def _plain(body: dict[str, object]) -> dict[str, object]:
+    return {k: v for k, v in body.items() if k not in ("logprobs", "top_logprobs")}
+
+
+def _echo_body(model: str, text: str) -> dict[str, object]:
+    return {"model": model, "prompt": text, "max_tokens": 1, "temperature": 0.0, "echo": True, "logprobs": 0}
+
+
+def _echo_logprob(data: dict, text: str) -> float | None:
+    """Sum of the echoed prompt's token log-probabilities (the first token has none); None when absent."""
+    lp = data["choices"][0].get("logprobs") if isinstance(data["choices"][0], dict) else None
+    if not isinstance(lp, dict) or not isinstance(lp.get("token_logprobs"), list):
+        return None
+    offsets = lp.get("text_offset") or []
+    values = [
+        v for v, off in zip(lp["token_logprobs"], offsets, strict=False) if off < len(text) and isinstance(v, float)
+    ]
+    return float(sum(values)) if values else None
+
+
+def _chat_text(data: dict) -> str | None:
+    choice = data["choices"][0]
+    message = choice.get("message") if isinstance(choice, dict) else None
+    content = message.get("content") if isinstance(message, dict) else None
+    return content if isinstance(content, str) else None
+
+
+def _host(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.hostname}:{parts.port}" if parts.port else str(parts.hostname)
+
+
+def _public_url(url: str) -> str:
+    """The URL without user, password, query or fragment (where credentials sometimes hide)."""
+    parts = urlsplit(url)
+    netloc = _host(url) if parts.hostname else parts.netloc
+    return f"{parts.scheme}://{netloc}{parts.path}" if parts.scheme else "<invalid URL>"
