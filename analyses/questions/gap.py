@@ -76,7 +76,7 @@ def gap(responses: pd.DataFrame, *, posterior: pd.DataFrame | None = None, ci: f
     >>> from analyses.questions.simulate import simulate_responses
     >>> res = gap(simulate_responses(sc={"implicit": 0.8, "explicit": 0.2}, item_sd=0.5, seed=0))
     >>> res.verdict.value, res.figures["estimate"].round(2).tolist()
-    ('supported', [-0.41, -0.65, -0.59])
+    ('supported', [-0.57, -0.52, -0.48])
     """
     check_responses(responses, "gap")
     posterior = check_posterior(posterior, "gap")

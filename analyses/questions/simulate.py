@@ -76,7 +76,7 @@ def simulate_responses(
     --------
     >>> t = simulate_responses(dimensions=["age"], n_items=4, seed=1)
     >>> t.groupby("method").size().to_dict()
-    {'ablated': 64, 'embedding': 5, 'explicit': 16, 'implicit': 64, 'logprob': 8, 'reflection': 46}
+    {'ablated': 64, 'embedding': 5, 'explicit': 16, 'implicit': 64, 'logprob': 8, 'reflection': 44}
     """
     truth = dict(DEFAULT_SC if sc is None else sc)
     unknown = sorted(set(truth) - set(DEFAULT_SC))
@@ -86,7 +86,7 @@ def simulate_responses(
     rows: list[dict[str, object]] = []
 
     def add(model, dim, method, template, item, order, session, rep, consistent=None, likert=None, score=None):
-        refused = consistent is not None and rng.random() < refusal_rate
+        refused = refusal_rate > 0 and method in DEFAULT_SC and rng.random() < refusal_rate
         rows.append(
             dict(
                 model=model, dimension=dim, method=method, template_id=template, item_id=item, order=order,

@@ -1,0 +1,62 @@
+"""``bias-validity report``: the validity report (HTML or Markdown) of a study store."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "report",
+        help="write the validity report (HTML or Markdown, by extension)",
+        description="Answer the six reviewer questions (reliability, convergent validity, framing, explicit-implicit "
+        "gap, self-reflection, scaling) on a study store and write a self-contained HTML report or its Markdown "
+        "twin. Fits the Bayesian model unless --fit gives a saved posterior or --no-fit is set. Exit status 1 "
+        "when the fit fails its diagnostics gate (the report is still written, with a FAILED banner).",
+        epilog="Example: bias-validity report study.sqlite --out report.html --models-file models.csv",
+    )
+    p.add_argument("store", help="the SQLite store")
+    p.add_argument("--out", required=True, help="output file: .html or .md")
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--fit", help="a saved posterior (fit.nc from bias-validity fit) instead of fitting again")
+    group.add_argument("--no-fit", action="store_true", help="report without the Bayesian model (classical intervals)")
+    p.add_argument("--models-file", help="CSV of model metadata (family, parameters, training tokens, aligned) for Q6")
+    p.add_argument("--seed", type=int, default=0, help="seed of the bootstraps and the sampler (default 0)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from analyses.report import build_report
+    from probes.store import ResponseStore, read_responses
+    from reports import REPORT_SUFFIXES, write_report
+
+    if Path(args.out).suffix.lower() not in REPORT_SUFFIXES:
+        raise ValueError(f"{args.out}: unknown report format; use one of {', '.join(REPORT_SUFFIXES)}")
+    responses = read_responses(args.store)
+    with ResponseStore(args.store) as store:
+        skipped, runs = store.skipped(), store.runs()
+    models_meta = None
+    if args.models_file:
+        from analyses.models_meta import read_models_meta
+
+        models_meta = read_models_meta(args.models_file)
+    fit = None
+    if args.fit:
+        from analyses.fit import load_fit
+
+        fit = load_fit(args.fit, responses)
+    elif not args.no_fit:
+        from analyses.fit import fit_responses
+
+        fit = fit_responses(responses, seed=args.seed)
+    report = build_report(responses, fit=fit, models_meta=models_meta, skipped=skipped, runs=runs, seed=args.seed)
+    path = write_report(report, args.out)
+    for q in report.questions:
+        print(f"{q.question} {q.title}: {q.verdict.value}")
+    print(f"wrote {path}")
+    if report.diagnostics is not None and report.diagnostics.get("passed") is False:
+        print("the Bayesian fit FAILED its diagnostics gate; see the report's diagnostics section")
+        return 1
+    return 0
