@@ -1,0 +1,82 @@
+"""The one place that touches ArviZ's API, so ArviZ 0.x ``InferenceData`` and ArviZ 1.x ``DataTree`` both work.
+
+Everything else in :mod:`psychometrics.bayes` passes plain numpy arrays shaped ``(chain, draw, ...)`` through the
+functions here.
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["posterior_array", "divergences", "summarise_draws", "save_netcdf", "load_netcdf"]
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", FutureWarning)
+    import arviz as az
+
+
+def _group(idata: object, name: str) -> object:
+    """Return the ``posterior``/``sample_stats`` group of an InferenceData (0.x) or DataTree (1.x) as a Dataset."""
+    group = idata[name] if hasattr(idata, "children") else getattr(idata, name)
+    return group.to_dataset() if hasattr(group, "to_dataset") else group
+
+
+def posterior_array(idata: object, var: str) -> np.ndarray:
+    """Draws of one posterior variable as an array shaped ``(chain, draw, *shape)``."""
+    return np.asarray(_group(idata, "posterior")[var].transpose("chain", "draw", ...).to_numpy())
+
+
+def divergences(idata: object) -> int:
+    """Number of divergent transitions after warm-up, over all chains."""
+    stats = _group(idata, "sample_stats")
+    return int(np.asarray(stats["diverging"]).sum())
+
+
+def summarise_draws(draws: np.ndarray, *, hdi_prob: float) -> dict[str, np.ndarray]:
+    """Mean, HDI bounds, R-hat and bulk/tail ESS of quantities shaped ``(chain, draw, n)``.
+
+    Returns a dict of arrays of length ``n``: ``mean``, ``hdi_low``, ``hdi_high``, ``rhat``, ``ess_bulk``,
+    ``ess_tail`` (rank-normalised split R-hat and ESS of Vehtari et al. 2021, as ArviZ computes them).
+    """
+    arr = np.asarray(draws, dtype=float)
+    if arr.shape[-1] == 0:
+        empty = np.empty(0)
+        return dict.fromkeys(("mean", "hdi_low", "hdi_high", "rhat", "ess_bulk", "ess_tail"), empty)
+    ds = az.convert_to_dataset({"q": arr})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        rhat = _values(az.rhat(ds))
+        bulk = _values(az.ess(ds, method="bulk"))
+        tail = _values(az.ess(ds, method="tail"))
+        hdi = np.asarray(az.hdi(ds, hdi_prob=hdi_prob)["q"].to_numpy())
+    return {
+        "mean": arr.mean(axis=(0, 1)),
+        "hdi_low": hdi[..., 0],
+        "hdi_high": hdi[..., 1],
+        "rhat": rhat,
+        "ess_bulk": bulk,
+        "ess_tail": tail,
+    }
+
+
+def _values(result: object) -> np.ndarray:
+    data = result["q"] if hasattr(result, "data_vars") or hasattr(result, "children") else result
+    return np.asarray(getattr(data, "to_numpy", lambda: data)(), dtype=float)
+
+
+def save_netcdf(idata: object, path: str | Path) -> Path:
+    """Write the posterior (all groups) to a netCDF file and return its path."""
+    path = Path(path)
+    if hasattr(idata, "to_netcdf"):
+        idata.to_netcdf(str(path))
+    else:  # pragma: no cover - ArviZ 1.x DataTree
+        idata.to_netcdf(path)
+    return path
+
+
+def load_netcdf(path: str | Path) -> object:
+    """Read a posterior written by :func:`save_netcdf`."""
+    return az.from_netcdf(str(path))

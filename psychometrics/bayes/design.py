@@ -1,0 +1,156 @@
+"""Index the design cells of a study for the hierarchical model: which group, item, template and order each cell is.
+
+Generic: the column names are passed in a :class:`Columns` record, so nothing here knows about LLMs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["Columns", "DEFAULT_COLUMNS", "Design", "index_design"]
+
+
+@dataclass(frozen=True)
+class Columns:
+    """Names of the labelling columns in the cell tables handed to the model."""
+
+    unit: str = "model"  #: who is measured (e.g. an LLM)
+    trait: str = "dimension"  #: what is measured (e.g. a bias dimension)
+    method: str = "method"  #: how it is measured
+    item: str = "item_id"  #: the stimulus; its effect is shared across units and correlated across methods
+    template: str = "template_id"  #: wording of the prompt (random effect within method)
+    order: str = "order"  #: counterbalancing cell (position-bias effect within method)
+
+    @property
+    def group(self) -> list[str]:
+        """Columns that define one reported score: unit x trait x method."""
+        return [self.unit, self.trait, self.method]
+
+    @property
+    def cell(self) -> list[str]:
+        """Columns that define one design cell."""
+        return [*self.group, self.template, self.item, self.order]
+
+
+#: The responses-table names: model, dimension, method, item_id, template_id, order.
+DEFAULT_COLUMNS = Columns()
+
+
+@dataclass
+class Design:
+    """Integer indices of every cell, plus the labels they point at (the posterior's coordinates)."""
+
+    columns: Columns
+    methods: list[str]  #: all methods, in the order of the item-effect correlation matrix
+    items: list[str]
+    templates: list[str]  #: "method|template" labels
+    orders: list[str]  #: "method|order" labels
+    binary: pd.DataFrame  #: cells with k, n and integer columns g, i, k_m, t, o
+    binary_groups: pd.DataFrame  #: unit, trait, method of each binary group g
+    ordinal: pd.DataFrame  #: cells with the count matrix in ``counts`` and the same index columns
+    ordinal_groups: pd.DataFrame
+    ordinal_counts: np.ndarray  #: (cells, levels) counts
+    ordinal_methods: list[str]
+    scores: pd.DataFrame  #: one row per score with z (standardised within method x template) and indices
+    score_groups: pd.DataFrame
+    binary_methods: list[str] = field(default_factory=list)
+    score_methods: list[str] = field(default_factory=list)
+
+
+def index_design(
+    binary: pd.DataFrame,
+    *,
+    ordinal: pd.DataFrame | None = None,
+    scores: pd.DataFrame | None = None,
+    columns: Columns = DEFAULT_COLUMNS,
+    levels: int = 5,
+) -> Design:
+    """Attach integer indices to the binary cells, the ordinal cells and the continuous scores of a study.
+
+    ``binary`` has the cell columns plus ``k`` (consistent answers) and ``n`` (valid answers); ``ordinal`` has the
+    cell columns plus ``level`` (1..``levels``) and ``n``; ``scores`` has the cell columns plus ``score``.
+    """
+    cols = columns
+    ordinal = _empty(cols, ("level", "n")) if ordinal is None else ordinal
+    scores = _empty(cols, ("score",)) if scores is None else scores
+    for name, frame, extra in (("binary", binary, ("k", "n")), ("ordinal", ordinal, ("level", "n")),
+                               ("scores", scores, ("score",))):  # fmt: skip
+        missing = [c for c in (*cols.cell, *extra) if c not in frame.columns]
+        if missing:
+            raise ValueError(f"{name} table lacks column(s) {', '.join(missing)}; it needs {', '.join(cols.cell)}")
+    if len(binary) + len(ordinal) + len(scores) == 0:
+        raise ValueError("no data: the binary, ordinal and score tables are all empty")
+    ord_wide = _ordinal_wide(ordinal, cols, levels)
+    all_cells = pd.concat([binary[cols.cell], ord_wide[cols.cell], scores[cols.cell]], ignore_index=True)
+    methods = sorted(all_cells[cols.method].astype(str).unique())
+    items = sorted(all_cells[cols.item].astype(str).unique())
+    tm = pd.concat([binary, ord_wide])[[cols.method, cols.template]].astype(str)
+    om = pd.concat([binary, ord_wide])[[cols.method, cols.order]].astype(str)
+    templates = sorted(set(tm[cols.method] + "|" + tm[cols.template]))
+    orders = sorted(set(om[cols.method] + "|" + om[cols.order]))
+
+    def attach(frame: pd.DataFrame, with_effects: bool) -> tuple[pd.DataFrame, pd.DataFrame]:
+        out = frame.reset_index(drop=True).copy()
+        for c in cols.cell:
+            out[c] = out[c].astype(str)
+        groups = out[cols.group].drop_duplicates().sort_values(cols.group).reset_index(drop=True)
+        key = dict(zip(map(tuple, groups.to_numpy()), range(len(groups)), strict=True))
+        out["g"] = [key[tuple(r)] for r in out[cols.group].to_numpy()]
+        out["i"] = out[cols.item].map({v: j for j, v in enumerate(items)}).astype(int)
+        out["k_m"] = out[cols.method].map({v: j for j, v in enumerate(methods)}).astype(int)
+        if with_effects:
+            out["t"] = (out[cols.method] + "|" + out[cols.template]).map({v: j for j, v in enumerate(templates)})
+            out["o"] = (out[cols.method] + "|" + out[cols.order]).map({v: j for j, v in enumerate(orders)})
+        return out, groups
+
+    b, b_groups = attach(binary, True)
+    o, o_groups = attach(ord_wide, True)
+    s, s_groups = attach(scores, False)
+    if len(s):
+        s["z"] = s.groupby([cols.method, cols.template])["score"].transform(_standardise).astype(float)
+    ord_methods = sorted(o[cols.method].unique())
+    if len(o):
+        o["c_m"] = o[cols.method].map({v: j for j, v in enumerate(ord_methods)}).astype(int)
+    counts = o[[f"level_{j}" for j in range(1, levels + 1)]].to_numpy(dtype=int) if len(o) else np.zeros((0, levels))
+    return Design(
+        columns=cols,
+        methods=methods,
+        items=items,
+        templates=templates,
+        orders=orders,
+        binary=b,
+        binary_groups=b_groups,
+        ordinal=o,
+        ordinal_groups=o_groups,
+        ordinal_counts=counts,
+        ordinal_methods=ord_methods,
+        scores=s,
+        score_groups=s_groups,
+        binary_methods=sorted(b[cols.method].unique()),
+        score_methods=sorted(s[cols.method].unique()),
+    )
+
+
+def _empty(cols: Columns, extra: tuple[str, ...]) -> pd.DataFrame:
+    return pd.DataFrame({c: pd.Series(dtype="object") for c in (*cols.cell, *extra)})
+
+
+def _standardise(x: pd.Series) -> pd.Series:
+    x = x.astype(float)
+    sd = x.std(ddof=0)
+    return (x - x.mean()) / (sd if sd > 0 else 1.0)
+
+
+def _ordinal_wide(ordinal: pd.DataFrame, cols: Columns, levels: int) -> pd.DataFrame:
+    if len(ordinal) == 0:
+        return pd.DataFrame(columns=[*cols.cell, *(f"level_{j}" for j in range(1, levels + 1))])
+    lv = pd.to_numeric(ordinal["level"]).astype(int)
+    if ((lv < 1) | (lv > levels)).any():
+        raise ValueError(f"ordinal level outside 1..{levels}: {sorted(set(lv[(lv < 1) | (lv > levels)]))}")
+    frame = ordinal.assign(level=lv.map(lambda j: f"level_{j}"))
+    wide = frame.pivot_table(index=cols.cell, columns="level", values="n", aggfunc="sum", fill_value=0)
+    wide = wide.reindex(columns=[f"level_{j}" for j in range(1, levels + 1)], fill_value=0)
+    return wide.reset_index()

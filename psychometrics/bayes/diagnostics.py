@@ -1,0 +1,61 @@
+"""The diagnostics gate: R-hat, bulk and tail ESS of every reported quantity, and divergences."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["GATE", "diagnostics_gate"]
+
+#: Thresholds of the gate (Vehtari et al. 2021): R-hat at most 1.01, bulk and tail ESS at least 400, no divergence.
+GATE: dict[str, float] = {"max_rhat": 1.01, "min_ess_bulk": 400.0, "min_ess_tail": 400.0, "divergences": 0.0}
+
+
+def diagnostics_gate(quantities: pd.DataFrame, *, divergences: int) -> dict[str, object]:
+    """Summarise convergence over the reported quantities and say whether the fit passes the gate.
+
+    Parameters
+    ----------
+    quantities : DataFrame
+        Derived quantities with columns ``rhat``, ``ess_bulk`` and ``ess_tail`` (from
+        :func:`psychometrics.bayes.derived.summarise`).
+    divergences : int
+        Divergent transitions after warm-up.
+
+    Returns
+    -------
+    dict
+        ``max_rhat``, ``min_ess_bulk``, ``min_ess_tail``, ``divergences`` and ``passed`` (all thresholds in
+        :data:`GATE` met; a quantity whose R-hat or ESS cannot be computed fails), plus ``failing``: the number of
+        quantities that miss a threshold.
+
+    Examples
+    --------
+    >>> q = pd.DataFrame({"rhat": [1.002, 1.004], "ess_bulk": [900.0, 1200.0], "ess_tail": [700.0, 650.0]})
+    >>> diagnostics_gate(q, divergences=0)["passed"]
+    True
+    >>> diagnostics_gate(q.assign(rhat=[1.002, 1.03]), divergences=0)["failing"]
+    1
+    """
+    if not {"rhat", "ess_bulk", "ess_tail"} <= set(quantities.columns):
+        raise ValueError("quantities need columns rhat, ess_bulk and ess_tail; pass the output of summarise()")
+    rhat = quantities["rhat"].to_numpy(dtype=float)
+    bulk = quantities["ess_bulk"].to_numpy(dtype=float)
+    tail = quantities["ess_tail"].to_numpy(dtype=float)
+    bad = (
+        ~np.isfinite(rhat)
+        | ~np.isfinite(bulk)
+        | ~np.isfinite(tail)
+        | (rhat > GATE["max_rhat"])
+        | (bulk < GATE["min_ess_bulk"])
+        | (tail < GATE["min_ess_tail"])
+    )
+    result = {
+        "max_rhat": float(np.nanmax(rhat)) if len(rhat) else float("nan"),
+        "min_ess_bulk": float(np.nanmin(bulk)) if len(bulk) else float("nan"),
+        "min_ess_tail": float(np.nanmin(tail)) if len(tail) else float("nan"),
+        "divergences": int(divergences),
+    }
+    result["passed"] = bool(len(rhat) > 0 and not bad.any() and divergences <= GATE["divergences"])
+    result["failing"] = int(bad.sum())
+    return result
