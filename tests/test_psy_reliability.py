@@ -142,3 +142,29 @@ def test_cronbach_alpha_constant_scores_nan():
     frame = pd.DataFrame({"s": [0, 0, 1, 1], "i": [0, 1, 0, 1], "y": [1.0, 1.0, 1.0, 1.0]})
     out = cronbach_alpha(frame, subjects="s", items="i", scores="y")
     assert np.isnan(out["alpha"].iloc[0]) and "constant" in out.attrs["nan_reason"]
+
+
+def test_pingouin_labels_of_every_version_map_to_stable_forms():
+    """pingouin <= 0.5 labelled rows ICC1 ... ICC3k with a Description; >= 0.6 uses ICC(1,1) ... ICC(C,k)."""
+    from psychometrics.reliability import _stable_form
+
+    old = pd.DataFrame(
+        {
+            "Type": ["ICC1", "ICC2", "ICC3", "ICC1k", "ICC2k", "ICC3k"],
+            "Description": [
+                "Single raters absolute",
+                "Single random raters",
+                "Single fixed raters",
+                "Average raters absolute",
+                "Average random raters",
+                "Average fixed raters",
+            ],
+        }
+    )
+    assert old.apply(_stable_form, axis=1).tolist() == list(ICC_FORMS)
+    described_only = old.assign(Type="?")
+    assert described_only.apply(_stable_form, axis=1).tolist() == list(ICC_FORMS)
+    new = pd.DataFrame({"Type": list(ICC_FORMS)})
+    assert new.apply(_stable_form, axis=1).tolist() == list(ICC_FORMS)
+    with pytest.raises(ValueError, match="unrecognised pingouin ICC label"):
+        _stable_form(pd.Series({"Type": "ICC4"}))
