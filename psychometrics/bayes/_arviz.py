@@ -11,7 +11,15 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["posterior_array", "divergences", "summarise_draws", "save_netcdf", "load_netcdf"]
+__all__ = [
+    "posterior_array",
+    "divergences",
+    "summarise_draws",
+    "posterior_attrs",
+    "set_posterior_attrs",
+    "save_netcdf",
+    "load_netcdf",
+]
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", FutureWarning)
@@ -65,6 +73,18 @@ def summarise_draws(draws: np.ndarray, *, hdi_prob: float) -> dict[str, np.ndarr
 def _values(result: object) -> np.ndarray:
     data = result["q"] if hasattr(result, "data_vars") or hasattr(result, "children") else result
     return np.asarray(getattr(data, "to_numpy", lambda: data)(), dtype=float)
+
+
+def posterior_attrs(idata: object) -> dict[str, object]:
+    """The attributes of the posterior group (where fits store their derived quantities)."""
+    group = idata["posterior"] if hasattr(idata, "children") else idata.posterior
+    return dict(group.attrs)
+
+
+def set_posterior_attrs(idata: object, **attrs: object) -> None:
+    """Add string/number attributes to the posterior group, in place."""
+    group = idata["posterior"] if hasattr(idata, "children") else idata.posterior
+    group.attrs.update(attrs)
 
 
 def save_netcdf(idata: object, path: str | Path) -> Path:
