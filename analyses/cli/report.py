@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     elif not args.no_fit:
         from analyses.fit import fit_responses
 
-        fit = fit_responses(responses, seed=args.seed)
+        fit = fit_responses(responses, models_meta=models_meta, seed=args.seed)
     report = build_report(responses, fit=fit, models_meta=models_meta, skipped=skipped, runs=runs, seed=args.seed)
     path = write_report(report, args.out)
     for q in report.questions:

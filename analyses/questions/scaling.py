@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 from scipy import stats
 
+from analyses.models_meta import META_COLUMNS
 from analyses.questions._common import (
     check_posterior,
     check_responses,
@@ -20,10 +21,7 @@ from analyses.result import QuestionResult, Verdict
 from psychometrics.bayes.scaling import COLLINEAR, scaling_identifiability
 from psychometrics.intervals import newcombe_diff_interval
 
-__all__ = ["META_COLUMNS", "scaling"]
-
-#: Columns the models file must provide (one row per model).
-META_COLUMNS = ("model", "family", "parameters", "training_tokens", "aligned")
+__all__ = ["scaling"]
 
 
 def _alignment_rows(responses: pd.DataFrame, meta: pd.DataFrame, ci: float) -> list[dict[str, object]]:
