@@ -36,7 +36,9 @@ def free_port() -> int:
 
 
 @contextmanager
-def serve_model(log_dir: Path, *, startup_timeout: float = 300.0) -> Iterator[ServedModel]:
+def serve_model(
+    log_dir: Path, *, extra_args: tuple[str, ...] = (), startup_timeout: float = 300.0
+) -> Iterator[ServedModel]:
     """Serve the converted SmolLM2 directory with ``transformers serve`` (offline) until the block ends."""
     from probes.backends.model_cache import converted_model_dir
 
@@ -45,7 +47,7 @@ def serve_model(log_dir: Path, *, startup_timeout: float = 300.0) -> Iterator[Se
     port = free_port()
     log = log_dir / f"transformers-serve-{port}.log"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_VERBOSITY": "warning"}
-    cmd = [exe, "serve", model_dir, "--host", "127.0.0.1", "--port", str(port), "--device", "cpu"]
+    cmd = [exe, "serve", model_dir, "--host", "127.0.0.1", "--port", str(port), "--device", "cpu", *extra_args]
     with open(log, "wb") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
     try:
