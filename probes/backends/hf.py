@@ -72,27 +72,37 @@ class HFBackend(Backend):
 
     # -- generation -------------------------------------------------------------------------------------------
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
-        """Answer chat requests; a batch that fails yields ``Completion(None, error=...)`` for its requests."""
+        """Answer chat requests, in batches of similar prompt length.
+
+        A request whose messages cannot be rendered, or a batch whose forward pass fails, yields
+        ``Completion(None, error=...)`` for the requests concerned; the run goes on.
+        """
         self._require_chat("generate answers")
-        order = sorted(range(len(requests)), key=lambda i: len(self._chat_ids(requests[i].messages)))
         results: list[Completion | None] = [None] * len(requests)
+        encoded: dict[int, list[int]] = {}
+        for i, request in enumerate(requests):
+            try:
+                encoded[i] = self._chat_ids(request.messages)
+            except Exception as error:  # a malformed conversation fails alone
+                results[i] = _error(error)
+        order = sorted(encoded, key=lambda i: len(encoded[i]))
         for start in range(0, len(order), self.batch_size):
             batch = order[start : start + self.batch_size]
             try:
-                texts = self._generate_batch([requests[i] for i in batch])
+                texts = self._generate_batch([requests[i] for i in batch], [encoded[i] for i in batch])
                 completions = [Completion(text) for text in texts]
             except Exception as error:  # one failed batch must not end the run: its rows are recorded as errors
-                completions = [Completion(None, error=f"{type(error).__name__}: {error}")] * len(batch)
+                completions = [_error(error)] * len(batch)
             for i, completion in zip(batch, completions, strict=True):
                 results[i] = completion
         return results
 
-    def _generate_batch(self, requests: Sequence[GenerationRequest]) -> list[str]:
+    def _generate_batch(self, requests: Sequence[GenerationRequest], prompts: Sequence[list[int]]) -> list[str]:
         from transformers import GenerationConfig, LogitsProcessorList
 
         torch = self._torch
         limits = [self.max_new_tokens or r.max_new_tokens for r in requests]
-        input_ids, mask = _pad([self._chat_ids(r.messages) for r in requests], self._pad, left=True)
+        input_ids, mask = _pad(prompts, self._pad, left=True)
         sampler = _PerRequestSampler([r.temperature for r in requests], [r.seed for r in requests])
         config = GenerationConfig(
             do_sample=False, max_new_tokens=max(limits), pad_token_id=self._pad, eos_token_id=self._eos
@@ -288,6 +298,10 @@ def load_hf_backend(name: str, *, batch_size: int = 16, max_new_tokens: int | No
     return HFBackend(
         model_dir, name=f"hf:{display}", provenance=provenance, batch_size=batch_size, max_new_tokens=max_new_tokens
     )
+
+
+def _error(error: Exception) -> Completion:
+    return Completion(None, error=f"{type(error).__name__}: {error}")
 
 
 def _limit_threads() -> None:
