@@ -35,8 +35,8 @@ class ParsedLikert:
 _REFUSAL = re.compile(
     r"\bas an ai\b|\blanguage model\b|\bi (?:can ?not|can't|won't|will not|am unable|'m unable|am not able|'m not "
     r"able|refuse|do not feel comfortable|don't feel comfortable|would rather not|prefer not)\b|\bi(?:'m| am) "
-    r"sorry\b|\bi apologi[sz]e\b|\bmake assumptions\b|\b(?:not appropriate|inappropriate|offensive|discriminat\w*|"
-    r"harmful)\b"
+    r"sorry\b|\bi apologi[sz]e\b|\bno answer\b|\bmake assumptions\b|"
+    r"\b(?:not appropriate|inappropriate|offensive|discriminat\w*|harmful)\b"
 )
 _MARKDOWN = re.compile(r"[*_`#>]+")
 _ANSWER_PREFIX = re.compile(r"^(?:(?:the |my )?(?:final )?answer(?: is)?\s*:?|(?:a|reply|response)\s*:)\s*")
@@ -46,6 +46,7 @@ _SCALE_ECHO = re.compile(r"\b[1-5]\s*(?:=|:|-|\()\s*(?:strongly|disagree|agree|n
 _RANGE = re.compile(r"\b(?:from\s+)?1\s*(?:to|-|–)\s*5\b|\bscale of\s+\d+")
 _OUT_OF = re.compile(r"(\d+(?:\.\d+)?)\s*(?:out of|/)\s*(\d+)")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)?(?![\w])")
+_NUMBER_AS_SUBJECT = re.compile(r"(?<![\w.])\d+\s+(?:is|are)\b")  # "1 is not a number": talk about a number
 _LIST_MARKER = re.compile(r"(?:^|\n)\s*\d+[.)]\s+\S")
 # A label counts where it is the answer: at the start of a line (after "yes,"/"no,"), in the first person ("I do not
 # agree"), or after a number ("4 - agree"); "you do not agree" in echoed prose is not a rating.
@@ -84,7 +85,8 @@ def parse_choice(text: str, candidates: tuple[str, str]) -> ParsedChoice:
     Rules, in order (markdown marks and quotes are dropped first; matching is case-insensitive, whole words):
 
     1. ``refusal`` if the text contains a refusal phrase ("I can't", "I cannot", "as an AI", "I'm sorry",
-       "make assumptions", "inappropriate", "offensive", ...), whatever else it says.
+       "make assumptions", "inappropriate", "offensive", "no answer", ...), whatever else it says.
+       A filled-in analogy after "instead of" is not taken as the answer (rule 5).
     2. Ordinal wording: "the first blank is X ... the second is Y".
     3. An enumerated list: "1. X 2. Y" (on one line or several).
     4. The answer line (the first non-empty line, after "Answer:"-style prefixes) split on commas, semicolons,
@@ -148,8 +150,8 @@ def parse_likert(text: str) -> ParsedLikert:
     Rules, in order (markdown marks and quotes dropped, case ignored):
 
     1. ``refusal`` on a refusal phrase (as in :func:`parse_choice`), whatever else the text says.
-    2. ``unparseable`` when the text echoes the scale (two or more "N = label" or "N (label)" pairs) or is an
-       enumerated list ("1. ... 2. ...").
+    2. ``unparseable`` when the text echoes the scale (two or more "N = label" or "N (label)" pairs), is an
+       enumerated list ("1. ... 2. ..."), or talks about a number ("1 is not a number").
     3. Numbers: "1 to 5" and "from 1 to 5" ranges are ignored; "N out of 5" and "N/5" give N (any other
        denominator, a decimal, a number outside 1-5, or two different numbers: ``unparseable``). A number word
        ("Three.") counts only as the first word of the answer.
@@ -179,7 +181,11 @@ def parse_likert(text: str) -> ParsedLikert:
         return ParsedLikert(Status.UNPARSEABLE.value, None)
     if _REFUSAL.search(clean):
         return ParsedLikert(Status.REFUSAL.value, None)
-    if len(_SCALE_ECHO.findall(clean)) >= 2 or len(_LIST_MARKER.findall(clean)) >= 2:
+    if (
+        len(_SCALE_ECHO.findall(clean)) >= 2
+        or len(_LIST_MARKER.findall(clean)) >= 2
+        or _NUMBER_AS_SUBJECT.search(clean)
+    ):
         return ParsedLikert(Status.UNPARSEABLE.value, None)
     rest = _RANGE.sub(" ", clean)
     numbers: list[str] = []
@@ -262,7 +268,9 @@ def _answer_line_pair(clean: str, cand: str, candidates: tuple[str, str]) -> tup
 
 def _analogy_pair(clean: str, cand: str, candidates: tuple[str, str]) -> tuple[str, str] | None:
     match = re.search(rf"{cand}\s+(?:is|are)\b[^.\n]*?(?:\bas|,\s*and)\s+{cand}\s+(?:is|are)\b", clean)
-    return (match.group(1), match.group(2)) if match else None
+    if match is None or re.search(r"\b(?:instead of|not)\s*$", clean[: match.start()]):
+        return None  # "instead of X is a as Y is b" rejects that reading
+    return match.group(1), match.group(2)
 
 
 def _judge(pair: tuple[str, str], candidates: tuple[str, str]) -> ParsedChoice:
