@@ -1,0 +1,172 @@
+"""Benchmark and calibration of the hierarchical Bayesian fit (psychometrics.bayes).
+
+Parts (run all by default; select with --part):
+
+- ``samplers``: the same demo-size model (2 models x 6 dimensions x 5 methods x 8 items x 3 templates x 4 orders)
+  fitted with each NUTS backend; wall time (compile + sampling), CPU time, min bulk ESS over the reported
+  quantities, ESS per second, gate verdict.
+- ``scale``: the paper-scale workload (6 models x 6 dimensions x 5 methods x 12 items x 3 templates x 2 orders x 20
+  repetitions) fitted on aggregated cells with the default sampler, against a naive per-trial model (one Bernoulli /
+  categorical term per answer, same parameters) fitted in the same run; and the aggregated fit at 10x repetitions.
+- ``coverage``: N simulated studies with known parameters (one compiled model, new data each time): share of 90%
+  HDIs of SC and of the explicit-implicit gap that contain the truth.
+
+The last line printed is one JSON object with every figure, as ratios where a baseline exists.
+Usage: python bench/fit.py [--part samplers scale coverage] [--studies 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import resource
+import time
+
+import numpy as np
+import pandas as pd
+
+from psychometrics.bayes import (
+    _arviz,
+    build_model,
+    derived_draws,
+    diagnostics_gate,
+    index_design,
+    simulate_study,
+    summarise,
+)
+from psychometrics.bayes.sampling import sample
+
+COLS = {"unit": "model", "trait": "dimension"}
+METHODS = {"binary_methods": ("implicit", "ablated"), "ordinal_methods": ("explicit", "reflection"),
+           "score_methods": ("logprob",)}  # fmt: skip
+
+
+def _cpu() -> float:
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _study(**kw) -> dict[str, pd.DataFrame]:
+    return {k: v.rename(columns=COLS) for k, v in simulate_study(**METHODS, **kw).items()}
+
+
+def _fit(design, *, sampler="nutpie", draws=1000, tune=1000, chains=4, model=None) -> dict[str, object]:
+    wall, cpu = time.perf_counter(), _cpu()
+    run = sample(model or build_model(design), sampler=sampler, draws=draws, tune=tune, chains=chains, seed=1)
+    wall, cpu = time.perf_counter() - wall, _cpu() - cpu
+    labels, draws_arr = derived_draws(run.idata, design)
+    table = summarise(labels, draws_arr)
+    gate = diagnostics_gate(table, divergences=_arviz.divergences(run.idata))
+    ess = float(table["ess_bulk"].min())
+    return {"wall_s": round(wall, 1), "cpu_s": round(cpu, 1), "min_ess_bulk": round(ess, 1),
+            "ess_per_s": round(ess / wall, 2), "passed": gate["passed"], "max_rhat": round(gate["max_rhat"], 4),
+            "divergences": gate["divergences"], "table": table}  # fmt: skip
+
+
+def part_samplers(samplers: list[str]) -> dict[str, object]:
+    sim = _study(units=2, traits=6, items=8, templates=3, orders=4, reps=10, seed=1)
+    design = index_design(sim["binary"], ordinal=sim["ordinal"], scores=sim["scores"])
+    out = {}
+    for s in samplers:
+        res = _fit(design, sampler=s)
+        res.pop("table")
+        out[s] = res
+        print(s, res, flush=True)
+    return out
+
+
+def _per_trial(design):
+    """The same design with one likelihood term per answer (the naive model)."""
+    b = design.binary
+    rep = b.loc[b.index.repeat(b["n"])].copy()
+    rep["k"] = np.concatenate([np.r_[np.ones(k), np.zeros(n - k)] for k, n in zip(b["k"], b["n"], strict=True)])
+    rep["n"] = 1
+    o, counts = design.ordinal, design.ordinal_counts
+    per = counts.sum(axis=1)
+    o_rep = o.loc[o.index.repeat(per)].reset_index(drop=True)
+    levels = np.concatenate([np.repeat(np.arange(counts.shape[1]), row) for row in counts])
+    onehot = np.eye(counts.shape[1], dtype=int)[levels]
+    return dataclasses.replace(design, binary=rep.reset_index(drop=True).astype({"k": int}), ordinal=o_rep,
+                               ordinal_counts=onehot)  # fmt: skip
+
+
+def part_scale(naive_draws: int) -> dict[str, object]:
+    size = dict(units=6, traits=6, items=12, templates=3, orders=2, seed=3)
+    sim = _study(reps=20, **size)
+    design = index_design(sim["binary"], ordinal=sim["ordinal"], scores=sim["scores"])
+    agg = _fit(design)
+    agg.pop("table")
+    print("aggregated", agg, flush=True)
+    sim10 = _study(reps=200, **size)
+    agg10 = _fit(index_design(sim10["binary"], ordinal=sim10["ordinal"], scores=sim10["scores"]))
+    agg10.pop("table")
+    print("aggregated x10 reps", agg10, flush=True)
+    naive_design = _per_trial(design)
+    naive = _fit(naive_design, sampler="pymc", draws=naive_draws, tune=naive_draws, chains=4)
+    naive.pop("table")
+    print("naive per-trial", naive, len(naive_design.binary) + len(naive_design.ordinal), flush=True)
+    return {"aggregated": agg, "aggregated_10x_reps": agg10, "naive_per_trial": naive,
+            "cells": len(design.binary) + len(design.ordinal) + len(design.scores),
+            "trials": int(design.binary["n"].sum() + design.ordinal_counts.sum()),
+            "ess_per_s_ratio_vs_naive": round(agg["ess_per_s"] / naive["ess_per_s"], 1),
+            "time_ratio_10x_reps": round(agg10["wall_s"] / agg["wall_s"], 2)}  # fmt: skip
+
+
+def part_coverage(studies: int, prob: float = 0.9) -> dict[str, object]:
+    import nutpie
+
+    size = dict(units=2, traits=2, items=6, templates=2, orders=2, reps=20)
+    first = _study(seed=0, **size)
+    design = index_design(first["binary"], ordinal=first["ordinal"], scores=first["scores"])
+    compiled = nutpie.compile_pymc_model(build_model(design))
+    hits: dict[str, list[bool]] = {"sc": [], "gap_explicit_implicit": []}
+    passed, start = 0, time.perf_counter()
+    for seed in range(studies):
+        sim = _study(seed=seed, **size)
+        d = index_design(sim["binary"], ordinal=sim["ordinal"], scores=sim["scores"])
+        data = {"k": d.binary["k"].to_numpy(dtype="int64"), "likert_counts": d.ordinal_counts.astype("int64"),
+                "score_z": d.scores["z"].to_numpy(dtype=float)}  # fmt: skip
+        idata = nutpie.sample(compiled.with_data(**data), draws=1000, tune=1000, chains=4, seed=seed,
+                              progress_bar=False)  # fmt: skip
+        labels, draws_arr = derived_draws(idata, d)
+        table = summarise(labels, draws_arr, hdi_prob=prob)
+        passed += diagnostics_gate(table, divergences=_arviz.divergences(idata))["passed"]
+        truth = sim["truth"].set_index(["model", "dimension", "method"])["sc"]
+        for r in table.itertuples():
+            if r.quantity == "sc":
+                true = truth[(r.model, r.dimension, r.method)]
+            elif r.quantity == "gap_explicit_implicit":
+                true = truth[(r.model, r.dimension, "explicit")] - truth[(r.model, r.dimension, "implicit")]
+            else:
+                continue
+            hits[r.quantity].append(bool(r.hdi_low <= true <= r.hdi_high))
+        if seed % 10 == 9:
+            print(seed + 1, {k: round(float(np.mean(v)), 3) for k, v in hits.items()}, flush=True)
+    return {"studies": studies, "hdi_prob": prob, "gate_passed_share": passed / studies,
+            "seconds_per_study": round((time.perf_counter() - start) / studies, 1),
+            **{f"coverage_{k}": round(float(np.mean(v)), 3) for k, v in hits.items()},
+            **{f"intervals_{k}": len(v) for k, v in hits.items()}}  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--part", nargs="+", default=["samplers", "scale", "coverage"],
+                        choices=["samplers", "scale", "coverage"])  # fmt: skip
+    parser.add_argument("--samplers", nargs="+", default=["nutpie", "pymc"])
+    parser.add_argument("--studies", type=int, default=100)
+    parser.add_argument("--naive-draws", type=int, default=500)
+    args = parser.parse_args()
+    out: dict[str, object] = {"cpus": os.cpu_count(), "load_1min": round(os.getloadavg()[0], 1)}
+    if "samplers" in args.part:
+        out["samplers"] = part_samplers(args.samplers)
+    if "scale" in args.part:
+        out["scale"] = part_scale(args.naive_draws)
+    if "coverage" in args.part:
+        out["coverage"] = part_coverage(args.studies)
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,133 @@
+"""Recovery of known parameters by the hierarchical model, on a simulated responses table (real PyMC + nutpie).
+
+One fit per module (compile plus sampling take about a minute on 2 cores); the coverage study over 100+ simulated
+studies is ``bench/fit.py --coverage`` (and the slow-marked test in test_bayes_coverage.py).
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analyses.compare import compare_models
+from analyses.fit import fit_responses, load_fit, responses_to_cells
+from probes.schema import response_id, validate_responses
+from psychometrics.bayes import simulate_study
+
+
+def cells_to_responses(sim: dict[str, pd.DataFrame], *, refusals: int = 0) -> pd.DataFrame:
+    """Expand simulated cells into a responses table: one row per answer, plus ``refusals`` refusals per cell."""
+    rows = []
+
+    def row(key: dict, rep: int, **fields: object) -> dict:
+        design = {**key, "session": 0}
+        return {**design, "rep": rep, "response_id": response_id(**design, rep=rep), **fields}
+
+    for c in sim["binary"].to_dict("records"):
+        key = {k: c[k] for k in ("model", "dimension", "method", "template_id", "item_id", "order")}
+        answers = [1] * c["k"] + [0] * (c["n"] - c["k"])
+        rows += [row(key, r, status="ok", consistent=v) for r, v in enumerate(answers)]
+        rows += [row(key, c["n"] + r, status="refusal") for r in range(refusals)]
+    for key_cols, group in sim["ordinal"].groupby(["model", "dimension", "method", "template_id", "item_id", "order"]):
+        key = dict(zip(["model", "dimension", "method", "template_id", "item_id", "order"], key_cols, strict=True))
+        levels = np.repeat(group["level"].to_numpy(), group["n"].to_numpy())
+        rows += [row(key, r, status="ok", likert=int(v), consistent=int(v >= 4)) for r, v in enumerate(levels)]
+    for c in sim["scores"].to_dict("records"):
+        key = {k: c[k] for k in ("model", "dimension", "method", "template_id", "item_id", "order")}
+        rows.append(row(key, 0, status="ok", score=c["score"], consistent=int(c["score"] > 0)))
+    return validate_responses(pd.DataFrame(rows))
+
+
+def _study(seed: int) -> dict[str, pd.DataFrame]:
+    sim = simulate_study(units=2, traits=2, items=6, templates=2, orders=2, reps=25, seed=seed,
+                         binary_methods=("implicit", "ablated"), ordinal_methods=("explicit",),
+                         score_methods=("logprob",), item_corr=0.8)  # fmt: skip
+    ren = {"unit": "model", "trait": "dimension"}
+    return {k: v.rename(columns=ren) for k, v in sim.items()}
+
+
+@pytest.fixture(scope="module")
+def study() -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
+    sim = _study(seed=11)
+    return sim, cells_to_responses(sim, refusals=1)
+
+
+@pytest.fixture(scope="module")
+def fitted(study):
+    _, responses = study
+    return fit_responses(responses, draws=1000, tune=1000, chains=4, seed=2)
+
+
+def test_cells_pool_repetitions_and_exclude_non_ok(study):
+    sim, responses = study
+    cells = responses_to_cells(responses)
+    merged = cells["binary"].merge(sim["binary"], on=["model", "dimension", "method", "template_id", "item_id",
+                                                      "order"], suffixes=("", "_true"))  # fmt: skip
+    assert len(merged) == len(sim["binary"])
+    assert (merged["k"] == merged["k_true"]).all() and (merged["n"] == merged["n_true"]).all()  # refusals left out
+    assert cells["ordinal"]["n"].sum() == sim["ordinal"]["n"].sum()
+    assert len(cells["scores"]) == len(sim["scores"])
+
+
+def test_fit_passes_the_gate_and_recovers_scs(study, fitted):
+    sim, _ = study
+    assert fitted.diagnostics["passed"], fitted.diagnostics
+    sc = fitted.quantities[fitted.quantities["quantity"] == "sc"]
+    got = sc.merge(sim["truth"], on=["model", "dimension", "method"])
+    assert len(got) == len(sim["truth"]) == 12
+    inside = ((got["hdi_low"] <= got["sc"]) & (got["sc"] <= got["hdi_high"])).mean()
+    assert inside >= 0.75, got  # 94% intervals; 12 groups, P(fewer than 9 inside | calibrated) < 0.02
+    assert np.abs(got["mean"] - got["sc"]).max() < 0.12
+    assert np.corrcoef(got["mean"], got["sc"])[0, 1] > 0.9
+
+
+def test_gap_matches_the_difference_of_the_true_scs(study, fitted):
+    sim, _ = study
+    truth = sim["truth"].pivot_table(index=["model", "dimension"], columns="method", values="sc")
+    truth = (truth["explicit"] - truth["implicit"]).rename("gap").reset_index()
+    gap = fitted.quantities[fitted.quantities["quantity"] == "gap_explicit_implicit"].merge(truth)
+    assert len(gap) == 4
+    assert ((gap["hdi_low"] <= gap["gap"]) & (gap["gap"] <= gap["hdi_high"])).sum() >= 3
+    assert (gap["method"] == "").all()
+
+
+def test_latent_correlation_is_positive_when_items_correlate(fitted):
+    q = fitted.quantities
+    corr = q[(q["quantity"] == "latent_correlation") & (q["method"] == "implicit~logprob")].iloc[0]
+    # true item correlation 0.8 across all methods; 12 items give a wide but clearly positive interval
+    assert corr["mean"] > 0.3 and corr["hdi_low"] > -0.2 and corr["hdi_high"] <= 1.0
+    assert corr["hdi_low"] <= 0.8 <= corr["hdi_high"]
+
+
+def test_result_shape_and_status_rates(fitted):
+    cols = ["quantity", "model", "dimension", "method", "mean", "hdi_low", "hdi_high", "p_direction"]
+    assert list(fitted.quantities.columns) == cols
+    assert fitted.quantities.attrs["hdi_prob"] == 0.94
+    assert set(fitted.quantities["quantity"]) == {"sc", "gap_explicit_implicit", "ablation_drop_ratio",
+                                                  "model_contrast", "latent_correlation"}  # fmt: skip
+    assert ((fitted.quantities["p_direction"] >= 0.5) & (fitted.quantities["p_direction"] <= 1)).all()
+    rates = fitted.status_rates.set_index(["model", "method", "status"])["rate"]
+    # 25 answers + 1 refusal per implicit cell
+    assert rates[("u0", "implicit", "refusal")] == pytest.approx(1 / 26)
+
+
+def test_compare_is_the_model_contrast(fitted):
+    table = compare_models(fitted, "u0", "u1")
+    q = fitted.quantities
+    contrast = q[q["quantity"] == "model_contrast"].set_index(["dimension", "method"])
+    for r in table.itertuples():
+        assert r.difference == pytest.approx(contrast.loc[(r.dimension, r.method), "mean"], abs=1e-12)
+        assert r.difference == pytest.approx(r.sc_a - r.sc_b, abs=1e-9)
+        assert (r.p_a_greater > 0.5) == (r.difference > 0)
+    with pytest.raises(ValueError, match="not in the fit"):
+        compare_models(fitted, "u0", "nobody")
+
+
+def test_saved_fit_round_trips(fitted, tmp_path):
+    path = fitted.save(tmp_path / "fit.nc")
+    loaded = load_fit(path)
+    pd.testing.assert_frame_equal(loaded.quantities, fitted.quantities, check_dtype=False)
+    assert loaded.diagnostics == json.loads(json.dumps(fitted.diagnostics))
