@@ -1,0 +1,60 @@
+"""The design: counterbalanced cells, stable ids and seeds, and which answer is stereotype-consistent."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from probes.design import IMPLICIT_ORDERS, Kind, build_design
+from probes.stimuli import load_dimension
+
+
+@pytest.fixture(scope="module")
+def design():
+    dim = load_dimension("gender_career")
+    return build_design("hf:m", [dim], ["implicit", "explicit", "logprob", "embedding"], sessions=2, reps=3,
+                        items_per_dimension=2)  # fmt: skip
+
+
+def test_sizes_follow_the_design(design):
+    counts = Counter(q.method for q in design)
+    # implicit: 3 templates x 2 items x 4 orders x 2 sessions x 3 reps; explicit: 3 x 2 x 2 orders x 2 x 3
+    assert counts["implicit"] == 3 * 2 * 4 * 2 * 3
+    assert counts["explicit"] == 3 * 2 * 2 * 2 * 3
+    # logprob is deterministic (asked once): 2 sentence frames x 2 items x 2 orders + 3 choice x 2 items x 4 orders
+    assert counts["logprob"] == 2 * 2 * 2 + 3 * 2 * 4
+    assert counts["embedding"] == 2 + 1  # one row per item and the whole-set WEAT row
+    assert len({q.response_id for q in design}) == len(design)
+
+
+def test_rebuilding_gives_the_same_ids_and_seeds(design):
+    again = build_design("hf:m", [load_dimension("gender_career")], ["implicit", "explicit", "logprob", "embedding"],
+                         sessions=2, reps=3, items_per_dimension=2)  # fmt: skip
+    assert [(q.response_id, q.seed) for q in again] == [(q.response_id, q.seed) for q in design]
+    seeds = [q.seed for q in design if q.method == "implicit"]
+    assert len(set(seeds)) == len(seeds)  # every session and rep draws its own stream
+
+
+def test_counterbalancing_and_consistent_answer():
+    dim = load_dimension("gender_career")
+    item = dim.items[0]
+    qs = [q for q in build_design("hf:m", [dim], ["implicit"], sessions=1, reps=1, items_per_dimension=1)
+          if q.template_id == "implicit-mask"]  # fmt: skip
+    by_order = {q.order: q for q in qs}
+    assert set(by_order) == set(IMPLICIT_ORDERS)
+    assert by_order["ab-xy"].candidates == (item.exemplar_a, item.exemplar_b)
+    assert by_order["ba-xy"].candidates == (item.exemplar_b, item.exemplar_a)
+    # xy: the first mask's attribute is group A's, so A's exemplar first is consistent
+    assert by_order["ab-xy"].consistent_answer == (item.exemplar_a, item.exemplar_b)
+    assert by_order["ab-yx"].consistent_answer == (item.exemplar_b, item.exemplar_a)
+    assert by_order["ab-yx"].params["first_attribute"] == item.attribute_b
+    assert all(q.kind == Kind.CHOICE for q in qs)
+
+
+def test_bad_settings_are_refused():
+    dim = load_dimension("age")
+    with pytest.raises(ValueError, match="unknown method"):
+        build_design("hf:m", [dim], ["telepathy"])
+    with pytest.raises(ValueError, match="sessions and reps must be >= 1"):
+        build_design("hf:m", [dim], ["implicit"], sessions=0)
