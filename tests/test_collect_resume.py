@@ -1,0 +1,79 @@
+"""Collection is resumable: SIGKILL a real ``bias-validity collect`` process at several points, run the same
+command again, and the final table equals the one an uninterrupted run produced (``created_at`` aside)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pandas as pd
+import pytest
+
+from probes.store import read_responses
+
+ARGS = ["--model", "hf:smollm2", "--dimensions", "gender_career", "--items-per-dimension", "2", "--methods",
+        "implicit", "explicit", "reflection", "logprob", "--sessions", "1", "--reps", "2", "--batch-size", "8",
+        "--no-progress"]  # fmt: skip
+
+
+def _collect(out, *, kill_after_rows: int | None = None) -> int | None:
+    """Run the CLI; with ``kill_after_rows`` SIGKILL it once the store holds at least that many rows."""
+    cmd = [sys.executable, "-c", "import sys; from analyses.cli import main; sys.exit(main())", "collect", *ARGS,
+           "--out", str(out)]  # fmt: skip
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env={**os.environ})
+    if kill_after_rows is None:
+        output, _ = proc.communicate(timeout=900)
+        assert proc.returncode == 0, output.decode()[-2000:]
+        return None
+    deadline = time.monotonic() + 900
+    rows = 0
+    while time.monotonic() < deadline and proc.poll() is None:
+        rows = _rows(out)
+        if rows >= kill_after_rows:
+            proc.send_signal(signal.SIGKILL)
+            break
+        time.sleep(0.05)
+    proc.wait(timeout=60)
+    return rows
+
+
+def _rows(path) -> int:
+    if not path.exists():
+        return 0
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1) as conn:
+            return conn.execute("SELECT count(*) FROM responses").fetchone()[0]
+    except sqlite3.OperationalError:  # table not created yet, or locked for an instant
+        return 0
+
+
+def _table(path):
+    return read_responses(path).drop(columns=["created_at"]).sort_values("response_id").reset_index(drop=True)
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory, smollm2):  # smollm2: the converted model is cached before the subprocesses start
+    out = tmp_path_factory.mktemp("ref") / "study.sqlite"
+    _collect(out)
+    return _table(out)
+
+
+def test_uninterrupted_run_covers_the_design(reference):
+    assert len(reference) > 80
+    assert set(reference["method"]) == {"implicit", "explicit", "reflection", "logprob"}
+    assert reference["response_id"].is_unique
+
+
+@pytest.mark.parametrize("kill_fraction", [0.05, 0.45, 0.9])
+def test_sigkill_then_rerun_equals_uninterrupted_run(reference, tmp_path, kill_fraction):
+    out = tmp_path / "study.sqlite"
+    target = max(1, int(kill_fraction * len(reference)))
+    rows_at_kill = _collect(out, kill_after_rows=target)
+    assert rows_at_kill is not None and rows_at_kill < len(reference), "the process finished before the kill"
+    _collect(out)
+    resumed = _table(out)
+    pd.testing.assert_frame_equal(resumed, reference)
