@@ -1,0 +1,79 @@
+"""Closed-set exact scoring versus generate-and-parse on the same implicit design and model.
+
+Both score the same questions (the implicit prompt with its two possible answers); generate-and-parse samples an
+answer and parses it, closed-set scoring reads the exact probability of each answer in one forward pass. Prints
+responses per second of each, their ratio (closed-set / generate; the baseline is generate, run in the same
+process), and both SC estimates: the sampled share of consistent answers among parseable ones, and the expected SC
+from the exact answer probabilities (mean P(consistent answer | one of the two answers)).
+
+Usage: python bench/collect.py [--model hf:smollm2] [--dimensions gender_career race] [--items 8]
+The last line printed is one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+
+from probes import templates as tpl
+from probes.backends import GenerationRequest, load_backend
+from probes.design import Kind, build_design
+from probes.parse import parse_choice
+from probes.stimuli import load_dimensions
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="hf:smollm2")
+    parser.add_argument("--dimensions", nargs="+", default=["gender_career", "race"])
+    parser.add_argument("--items", type=int, default=8)
+    parser.add_argument("--batch-size", type=int, default=16)
+    args = parser.parse_args()
+
+    backend = load_backend(args.model)
+    design = build_design(
+        backend.name, load_dimensions(args.dimensions), ["implicit"], sessions=1, reps=1,
+        items_per_dimension=args.items,
+    )  # fmt: skip
+    questions = [q for q in design if q.kind == Kind.CHOICE]
+    bs = args.batch_size
+
+    start = time.perf_counter()
+    parsed = []
+    for i in range(0, len(questions), bs):
+        chunk = questions[i : i + bs]
+        requests = [GenerationRequest(q.messages, q.seed, 0.7, int(q.params["max_new_tokens"])) for q in chunk]
+        for q, done in zip(chunk, backend.generate(requests), strict=True):
+            p = parse_choice(done.text or "", q.candidates)
+            parsed.append((p.status, (p.first, p.second) == q.consistent_answer))
+    generate_s = time.perf_counter() - start
+
+    start = time.perf_counter()
+    p_consistent = []
+    for i in range(0, len(questions), bs):
+        chunk = questions[i : i + bs]
+        options = [[tpl.implicit_answer(*q.consistent_answer), tpl.implicit_answer(*q.inconsistent_answer)]
+                   for q in chunk]  # fmt: skip
+        for lp_c, lp_i in backend.choice_logprobs([q.messages for q in chunk], options):
+            p_consistent.append(1 / (1 + math.exp(lp_i - lp_c)))
+    closed_s = time.perf_counter() - start
+
+    ok = [consistent for status, consistent in parsed if status == "ok"]
+    n = len(questions)
+    figures = {
+        "model": backend.name,
+        "questions": n,
+        "generate_responses_per_s": round(n / generate_s, 2),
+        "closed_set_responses_per_s": round(n / closed_s, 2),
+        "ratio_closed_set_vs_generate": round(generate_s / closed_s, 2),
+        "sc_sampled": round(sum(ok) / len(ok), 4) if ok else None,
+        "sampled_ok_share": round(len(ok) / n, 4),
+        "sc_expected_closed_set": round(sum(p_consistent) / n, 4),
+    }
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()
