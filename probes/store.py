@@ -9,13 +9,22 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
 from probes.schema import COLUMNS, SCHEMA_VERSION, Status, validate_responses
 
-__all__ = ["ResponseStore", "read_responses", "write_responses", "export_responses", "read_table_file"]
+__all__ = [
+    "ResponseStore",
+    "Study",
+    "read_study",
+    "read_responses",
+    "write_responses",
+    "export_responses",
+    "read_table_file",
+]
 
 _SQL_TYPES = {"string": "TEXT", "Int64": "INTEGER", "Float64": "REAL"}
 _NAMES = [c.name for c in COLUMNS]
@@ -111,6 +120,24 @@ def _sql_value(value: object) -> object:
     if hasattr(value, "item"):  # numpy scalars
         return value.item()
     return value
+
+
+@dataclass(frozen=True)
+class Study:
+    """Everything a store holds for analysis: the responses, the skipped methods and the run specs."""
+
+    responses: pd.DataFrame
+    skipped: pd.DataFrame
+    runs: list[dict[str, object]]
+
+
+def read_study(path: str | Path) -> Study:
+    """Read the responses table, skipped methods and run specs of a store file."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such store")
+    with ResponseStore(path) as store:
+        return Study(store.read(), store.skipped(), store.runs())
 
 
 def read_responses(path: str | Path) -> pd.DataFrame:

@@ -29,14 +29,13 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from analyses.report import build_report
-    from probes.store import ResponseStore, read_responses
+    from probes.store import read_study
     from reports import REPORT_SUFFIXES, write_report
 
     if Path(args.out).suffix.lower() not in REPORT_SUFFIXES:
         raise ValueError(f"{args.out}: unknown report format; use one of {', '.join(REPORT_SUFFIXES)}")
-    responses = read_responses(args.store)
-    with ResponseStore(args.store) as store:
-        skipped, runs = store.skipped(), store.runs()
+    study = read_study(args.store)
+    responses = study.responses
     models_meta = None
     if args.models_file:
         from analyses.models_meta import read_models_meta
@@ -51,7 +50,8 @@ def run(args: argparse.Namespace) -> int:
         from analyses.fit import fit_responses
 
         fit = fit_responses(responses, models_meta=models_meta, seed=args.seed)
-    report = build_report(responses, fit=fit, models_meta=models_meta, skipped=skipped, runs=runs, seed=args.seed)
+    report = build_report(responses, fit=fit, models_meta=models_meta, skipped=study.skipped, runs=study.runs,
+                          seed=args.seed)  # fmt: skip
     path = write_report(report, args.out)
     for q in report.questions:
         print(f"{q.question} {q.title}: {q.verdict.value}")

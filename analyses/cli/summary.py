@@ -22,11 +22,10 @@ def run(args: argparse.Namespace) -> int:
     import json
 
     from analyses.summary import sc_table
-    from probes.store import ResponseStore, read_responses
+    from probes.store import read_study
 
-    table = sc_table(read_responses(args.store))
-    with ResponseStore(args.store) as store:
-        skipped = store.skipped()
+    study = read_study(args.store)
+    table, skipped = sc_table(study.responses), study.skipped
     if args.json:
         cells = json.loads(table.to_json(orient="records"))
         payload = {"store": args.store, "ci": table.attrs["ci"], "interval": table.attrs["method"], "cells": cells,
