@@ -1,11 +1,11 @@
-"""The main job on the embedded models: collect a small study, then summarise it (fit and report as they land)."""
+"""The main job on the embedded models: collect a small study, fit the Bayesian model, write the validity report."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["DemoStep", "DEMO_STEPS", "run_demo"]
+__all__ = ["DemoStep", "DEMO_STEPS", "DemoResult", "run_demo"]
 
 
 @dataclass(frozen=True)
@@ -25,6 +25,22 @@ DEMO_STEPS: tuple[DemoStep, ...] = (
 )
 
 
+@dataclass
+class DemoResult:
+    """What the demo produced: the store, per-model collection summaries, the report and the files written."""
+
+    store: Path
+    collected: list = field(default_factory=list)
+    report: object = None
+    files: list[Path] = field(default_factory=list)
+
+    @property
+    def complete(self) -> bool:
+        """Every answer collected without error and the fit passed its diagnostics gate."""
+        passed = self.report is None or not self.report.diagnostics or self.report.diagnostics.get("passed", True)
+        return all(s.complete for s in self.collected) and bool(passed)
+
+
 def run_demo(
     out: str | Path = "demo",
     *,
@@ -33,39 +49,48 @@ def run_demo(
     reps: int = 1,
     seed: int = 0,
     progress: bool = True,
-) -> dict[str, object]:
-    """Collect the demo study into ``out/study.sqlite`` (resuming if it exists) and write ``out/summary.json``.
+) -> DemoResult:
+    """Collect the demo study into ``out/study.sqlite`` (resuming if it exists), fit it, and write the reports.
 
-    Returns a dict with the store path, the per-model collection summaries and the output files.
+    Writes ``out/summary.json`` (raw SC with Wilson intervals), ``out/fit.nc`` (the posterior),
+    ``out/report.html`` and ``out/report.md``.
     """
     import json
 
+    from analyses.fit import fit_responses
+    from analyses.report import build_report
     from analyses.summary import sc_table
     from probes.backends import load_backend
     from probes.collect import collect
-    from probes.store import read_responses
+    from probes.store import read_study
+    from reports import write_report
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    store = out / "study.sqlite"
-    collected = []
+    result = DemoResult(store=out / "study.sqlite")
     for step in DEMO_STEPS:
         backend = load_backend(step.model)
         try:
-            summary = collect(
-                backend,
-                store,
-                methods=step.methods,
-                sessions=sessions,
-                reps=reps,
-                seed=seed,
-                items_per_dimension=items_per_dimension,
-                progress=progress,
+            result.collected.append(
+                collect(
+                    backend,
+                    result.store,
+                    methods=step.methods,
+                    sessions=sessions,
+                    reps=reps,
+                    seed=seed,
+                    items_per_dimension=items_per_dimension,
+                    progress=progress,
+                )
             )
         finally:
             backend.close()
-        collected.append(summary)
-    table = sc_table(read_responses(store))
+    study = read_study(result.store)
     summary_path = out / "summary.json"
-    summary_path.write_text(json.dumps(json.loads(table.to_json(orient="records")), indent=2))
-    return {"store": store, "collected": collected, "files": [summary_path], "sc_table": table}
+    summary_path.write_text(json.dumps(json.loads(sc_table(study.responses).to_json(orient="records")), indent=2))
+    fit = fit_responses(study.responses, seed=seed)
+    fit_path = fit.save(out / "fit.nc")
+    result.report = build_report(study.responses, fit=fit, skipped=study.skipped, runs=study.runs, seed=seed)
+    result.files = [summary_path, fit_path]
+    result.files += [write_report(result.report, out / name) for name in ("report.html", "report.md")]
+    return result

@@ -10,7 +10,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "demo",
         help="collect, fit and report a small study on the packaged local models (offline)",
         description="Collect a small study on SmolLM2-135M-Instruct (all methods), Gemma-3-270M base (logprob, "
-        "embedding) and GloVe (embedding reference), then summarise it. Rerunning resumes the same store.",
+        "embedding) and GloVe (embedding reference), fit the Bayesian model and write report.html and report.md. "
+        "Rerunning resumes the same store.",
         epilog="Example: bias-validity demo --out demo/",
     )
     p.add_argument("--out", default="demo", help="output folder (default: demo)")
@@ -23,11 +24,13 @@ def run(args: argparse.Namespace) -> int:
     from analyses.demo import run_demo
 
     result = run_demo(args.out, items_per_dimension=args.items_per_dimension, progress=not args.no_progress)
-    table = result["sc_table"]
-    print(table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
-    for summary in result["collected"]:
+    for summary in result.collected:
         for method, reason in summary.skipped.items():
             print(f"skipped: {summary.model} {method}: {reason}")
-    for path in result["files"]:
+    for q in result.report.questions:
+        print(f"{q.question} {q.title}: {q.verdict.value}. {q.summary}")
+    diagnostics = result.report.diagnostics or {}
+    print(f"fit diagnostics: {'passed' if diagnostics.get('passed') else 'FAILED'} {diagnostics}")
+    for path in result.files:
         print(f"wrote {path}")
-    return 0 if all(s.complete for s in result["collected"]) else 1
+    return 0 if result.complete else 1
