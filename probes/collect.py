@@ -111,11 +111,10 @@ def collect(
     try:
         runnable = []
         for method in methods:
-            need = _NEEDS[method]
-            if need not in backend.capabilities:
-                _skip(db, summary, method, f"{backend.name} lacks '{need}' (needed by {method})")
-            else:
+            if _NEEDS[method] in backend.capabilities:
                 runnable.append(method)
+            else:
+                _skip(db, summary, method, _missing_reason(backend, method))
         db.record_run(
             _run_spec(backend, dims, runnable, sessions, reps, seed, temperature, items_per_dimension, max_new_tokens)
         )
@@ -146,6 +145,23 @@ def collect(
         if own_store:
             db.close()
     return summary
+
+
+def _missing_reason(backend: Backend, method: str) -> str:
+    """The backend's own word on why it lacks what ``method`` needs (its ``Unsupported`` message), if it has one."""
+    need = _NEEDS[method]
+    probe = {
+        Capability.CHAT: lambda: backend.generate([]),
+        Capability.SEQUENCE_LOGPROBS: lambda: backend.sequence_logprobs([]),
+        Capability.EMBEDDING: lambda: backend.embed_words([]),
+    }[need]
+    try:
+        probe()
+    except Unsupported as exc:
+        return str(exc)
+    except Exception:  # the probe is only for the message; any other failure falls back to the generic one
+        pass
+    return f"{backend.name} lacks '{need}' (needed by {method})"
 
 
 def _skip(db: ResponseStore, summary: CollectSummary, method: str, reason: str) -> None:
