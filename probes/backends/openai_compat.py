@@ -62,7 +62,8 @@ class OpenAICompatBackend(Backend):
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._rng = random.Random(seed)
         self._next = 0
-        self.name = f"openai:{model}@{_host(self.base_urls[0])}"
+        # the model, not the server, names the rows: a study resumes when the deployment moves to other URLs
+        self.name = f"openai:{model}"
         self.capabilities = frozenset({Capability.CHAT})
         self._logprobs: dict[str, object] = {"probed": False, "sequence": False, "chat_top_logprobs": False}
 
