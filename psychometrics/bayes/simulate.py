@@ -95,4 +95,7 @@ def simulate_study(
                 rows["scores"].append({**key, "score": float(mu + b[i, mi] + rng.normal(0, 0.3))})
         if probs:
             rows["truth"].append({c.unit: u, c.trait: t, c.method: m, "sc": float(np.mean(probs))})
-    return {name: pd.DataFrame(r) for name, r in rows.items()}
+    cell = c.cell
+    columns_of = {"binary": [*cell, "k", "n"], "ordinal": [*cell, "level", "n"], "scores": [*cell, "score"],
+                  "truth": [*c.group, "sc"]}  # fmt: skip
+    return {name: pd.DataFrame(r, columns=columns_of[name]) for name, r in rows.items()}
