@@ -44,6 +44,7 @@ class DemoResult:
 def run_demo(
     out: str | Path = "demo",
     *,
+    dimensions: list[str] | None = None,
     items_per_dimension: int = 4,
     sessions: int = 2,
     reps: int = 1,
@@ -52,8 +53,8 @@ def run_demo(
 ) -> DemoResult:
     """Collect the demo study into ``out/study.sqlite`` (resuming if it exists), fit it, and write the reports.
 
-    Writes ``out/summary.json`` (raw SC with Wilson intervals), ``out/fit.nc`` (the posterior),
-    ``out/report.html`` and ``out/report.md``.
+    ``dimensions`` defaults to all six. Writes ``out/summary.json`` (raw SC with Wilson intervals),
+    ``out/fit.nc`` (the posterior), ``out/report.html`` and ``out/report.md``.
     """
     import json
 
@@ -75,6 +76,7 @@ def run_demo(
                 collect(
                     backend,
                     result.store,
+                    dimensions=dimensions,
                     methods=step.methods,
                     sessions=sessions,
                     reps=reps,

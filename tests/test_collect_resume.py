@@ -15,7 +15,7 @@ import pytest
 
 from probes.store import read_responses
 
-ARGS = ["--model", "hf:smollm2", "--dimensions", "gender_career", "--items-per-dimension", "2", "--methods",
+ARGS = ["--model", "hf:smollm2", "--dimensions", "gender_career", "--items-per-dimension", "1", "--methods",
         "implicit", "explicit", "reflection", "logprob", "--sessions", "1", "--reps", "2", "--batch-size", "8",
         "--no-progress"]  # fmt: skip
 
@@ -63,7 +63,7 @@ def reference(tmp_path_factory, smollm2):  # smollm2: the converted model is cac
 
 
 def test_uninterrupted_run_covers_the_design(reference):
-    assert len(reference) > 80
+    assert len(reference) > 40
     assert set(reference["method"]) == {"implicit", "explicit", "reflection", "logprob"}
     assert reference["response_id"].is_unique
 
