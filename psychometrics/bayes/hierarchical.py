@@ -16,7 +16,7 @@ from psychometrics.bayes.sampling import sample
 
 __all__ = ["BayesFit", "fit_hierarchical"]
 
-_RESULT_COLUMNS = ["quantity", "mean", "hdi_low", "hdi_high", "p_direction"]
+_SUMMARY_COLUMNS = ["mean", "hdi_low", "hdi_high", "p_direction"]
 
 
 @dataclass
@@ -121,7 +121,7 @@ def fit_hierarchical(
     table = summarise(labels, draws_arr, hdi_prob=hdi_prob)
     label_cols = ["quantity", columns.unit, columns.trait, columns.method]
     gate = diagnostics_gate(table, divergences=_arviz.divergences(run.idata))
-    quantities = table[[*label_cols, *_RESULT_COLUMNS[1:]]].copy()
+    quantities = table[[*label_cols, *_SUMMARY_COLUMNS]].copy()
     quantities.attrs = dict(table.attrs)
     return BayesFit(
         idata=run.idata,
