@@ -84,27 +84,68 @@ def test_a_failing_request_is_recorded_not_raised(smollm2):
     assert out[1].error is None and out[1].text == smollm2.generate([good])[0].text
 
 
-def test_choice_logprobs_equal_a_direct_computation(smollm2):
+def _direct_logprob(backend, context_ids, continuation_ids):
+    """log P(continuation | context) from one unbatched, uncached forward pass over the whole sequence."""
     import torch
 
+    ids = torch.tensor([context_ids + continuation_ids])
+    with torch.no_grad():
+        logits = backend.model(input_ids=ids).logits[0]
+    return sum(
+        torch.log_softmax(logits[len(context_ids) + k - 1], -1)[token].item()
+        for k, token in enumerate(continuation_ids)
+    )
+
+
+def _chat_prompt_ids(backend, messages):
+    tokenizer = backend.tokenizer
+    prompt = tokenizer.apply_chat_template(list(messages), add_generation_prompt=True, tokenize=False)
+    return tokenizer(prompt, add_special_tokens=False)["input_ids"]
+
+
+def test_choice_logprobs_equal_a_direct_computation(smollm2):
     options = ["red", "The colour is blue."]
     scored = smollm2.choice_logprobs([COLOUR], [options])[0]
-    tokenizer, model = smollm2.tokenizer, smollm2.model
-    prompt = tokenizer.apply_chat_template(list(COLOUR), add_generation_prompt=True, tokenize=False)
-    prompt_ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
+    prompt_ids = _chat_prompt_ids(smollm2, COLOUR)
     for option, value in zip(options, scored, strict=True):
-        option_ids = tokenizer(option, add_special_tokens=False)["input_ids"]
-        ids = torch.tensor([prompt_ids + option_ids])
-        with torch.no_grad():
-            logits = model(input_ids=ids).logits[0]
-        direct = sum(
-            torch.log_softmax(logits[len(prompt_ids) + k - 1], -1)[token].item() for k, token in enumerate(option_ids)
-        )
-        assert value == pytest.approx(direct, abs=1e-4)
+        option_ids = smollm2.tokenizer(option, add_special_tokens=False)["input_ids"]
+        assert value == pytest.approx(_direct_logprob(smollm2, prompt_ids, option_ids), abs=1e-4)
     # batching with prompts of other lengths changes nothing beyond float noise
     mixed = smollm2.choice_logprobs([ANIMAL, COLOUR], [["dog", "cat", "A dog barks."], options])
     np.testing.assert_allclose(mixed[1], scored, atol=1e-4)
     assert [len(m) for m in mixed] == [3, 2]
+
+
+def test_shared_prompts_and_options_of_different_lengths_score_exactly(smollm2):
+    """Prompts sharing a long prefix (run once from a shared cache) and options of 1 to 7 tokens, in one batch."""
+    question = "Fill in the blank with one of these words: {}. Reply with only the word."
+    prompts = [
+        ({"role": "user", "content": question.format("ice, fire")},),
+        ({"role": "user", "content": question.format("Ben, Julia")},),
+        ({"role": "user", "content": question.format("Ben, Julia, Alexander")},),
+    ]
+    options = [["fire", "The answer is ice, I think."], ["Ben", "Julia, Ben"], ["Alexander", "Julia", ""]]
+    tokenizer = smollm2.tokenizer
+    lengths = [len(tokenizer(o, add_special_tokens=False)["input_ids"]) for opts in options for o in opts]
+    assert min(lengths) == 0 and 1 in lengths and max(lengths) >= 7  # the cases this test is about
+    prompt_ids = [_chat_prompt_ids(smollm2, p) for p in prompts]
+    assert prompt_ids[0][:20] == prompt_ids[1][:20]  # a shared prefix to cache
+    scored = smollm2.choice_logprobs(prompts, options)
+    for ids, opts, values in zip(prompt_ids, options, scored, strict=True):
+        for option, value in zip(opts, values, strict=True):
+            option_ids = tokenizer(option, add_special_tokens=False)["input_ids"]
+            assert value == pytest.approx(_direct_logprob(smollm2, ids, option_ids), abs=1e-4), option
+    assert scored[2][2] == 0.0  # the empty answer has probability one
+    # one prompt alone scores as in the batch
+    np.testing.assert_allclose(smollm2.choice_logprobs(prompts[1:2], options[1:2])[0], scored[1], atol=1e-4)
+
+
+def test_sequence_logprobs_equal_a_direct_computation(smollm2):
+    texts = [SENTENCES[0], "Hello", SENTENCES[9]]
+    scored = smollm2.sequence_logprobs(texts)
+    for text, value in zip(texts, scored, strict=True):
+        ids = smollm2.tokenizer(text, add_special_tokens=False)["input_ids"]
+        assert value == pytest.approx(_direct_logprob(smollm2, smollm2._start, ids), abs=1e-4)
 
 
 @pytest.mark.parametrize("fixture", ["smollm2", "gemma"])

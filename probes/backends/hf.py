@@ -133,13 +133,8 @@ class HFBackend(Backend):
         self._require_chat("score answer options")
         if len(prompts) != len(options):
             raise ValueError(f"got {len(prompts)} prompts but {len(options)} option lists: give one list per prompt")
-        pairs = [
-            (self._chat_ids(prompt), self._text_ids(option))
-            for prompt, opts in zip(prompts, options, strict=True)
-            for option in opts
-        ]
-        flat = iter(self._score_pairs(pairs))
-        return [[next(flat) for _ in opts] for opts in options]
+        contexts = [self._chat_ids(prompt) for prompt in prompts]
+        return self._score(contexts, [[self._text_ids(option) for option in opts] for opts in options])
 
     def sequence_logprobs(self, texts: Sequence[str]) -> list[float]:
         """log P(text) summed over the text's tokens, each conditioned on the start token and the tokens before it.
@@ -147,24 +142,78 @@ class HFBackend(Backend):
         No chat template. The start token is the one the tokenizer adds (Gemma's ``<bos>``), or, for a tokenizer
         that adds none, its document separator ``<|endoftext|>`` (SmolLM2's pretraining separator), else its BOS.
         """
-        return self._score_pairs([(self._start, self._text_ids(text)) for text in texts])
+        scores = self._score([self._start] * len(texts), [[self._text_ids(text)] for text in texts])
+        return [row[0] for row in scores]
 
-    def _score_pairs(self, pairs: Sequence[tuple[list[int], list[int]]]) -> list[float]:
-        """Sum of log P(continuation tokens | context) for each (context ids, continuation ids) pair."""
+    def _score(self, contexts: Sequence[list[int]], continuations: Sequence[Sequence[list[int]]]) -> list[list[float]]:
+        """Sum of log P(continuation tokens | context) for every continuation of every context.
+
+        Contexts are sorted (so a batch shares a long prefix) and run ``batch_size`` at a time: the batch's common
+        prefix runs once, its key/value cache is repeated per context, and the contexts' remainders run from it
+        as one right-padded batch, with logits only at each context's last position (which predicts every
+        continuation's first token). The cache is then repeated once per continuation longer than one token, and
+        those continuations (less their last token) run from it as one right-padded batch, with logits only at
+        their real positions. So no prompt is run once per option, a shared instruction runs once per batch, and
+        the vocabulary projection and log-softmax touch only the positions that are scored.
+        """
         torch = self._torch
-        scores = [0.0] * len(pairs)
-        order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
+        scores = [[0.0] * len(options) for options in continuations]
+        longest = [max((len(c) for c in options), default=0) for options in continuations]
+        order = sorted(range(len(contexts)), key=lambda i: (contexts[i], longest[i]))
         for start in range(0, len(order), self.batch_size):
             batch = order[start : start + self.batch_size]
-            ids, mask = _pad([pairs[i][0] + pairs[i][1] for i in batch], self._pad, left=False)
             with torch.inference_mode():
-                logits = self.model(input_ids=ids, attention_mask=mask).logits.float()
-            logprobs = logits[:, :-1].log_softmax(-1).gather(-1, ids[:, 1:, None])[..., 0]
+                cache, mask, first = self._run_contexts([contexts[i] for i in batch])
+            tails = []  # (row in batch, context index, option index) of continuations longer than one token
             for row, i in enumerate(batch):
-                context, continuation = pairs[i]
-                first = len(context) - 1  # logits at position p predict token p + 1
-                scores[i] = float(logprobs[row, first : first + len(continuation)].sum())
+                for k, continuation in enumerate(continuations[i]):
+                    if continuation:
+                        scores[i][k] = float(first[row, continuation[0]])
+                    if len(continuation) > 1:
+                        tails.append((row, i, k))
+            if tails:
+                with torch.inference_mode():
+                    rest = self._score_tails(cache, mask, [(row, continuations[i][k]) for row, i, k in tails])
+                for (_, i, k), value in zip(tails, rest, strict=True):
+                    scores[i][k] += value
         return scores
+
+    def _run_contexts(self, contexts: Sequence[list[int]]):  # noqa: ANN202
+        """Run a batch of contexts; return their cache, its attention mask and log P(next token) after each."""
+        torch = self._torch
+        shared = _shared_prefix_length(contexts)
+        cache = None
+        if shared:
+            cache = self.model(input_ids=torch.tensor([contexts[0][:shared]]), use_cache=True, logits_to_keep=1).cache
+            cache.batch_repeat_interleave(len(contexts))
+        ids, rest = _pad([context[shared:] for context in contexts], self._pad, left=False)
+        mask = torch.cat([torch.ones((len(contexts), shared), dtype=torch.long), rest], dim=-1)
+        out = self.model(
+            input_ids=ids,
+            attention_mask=mask,
+            position_ids=(shared + torch.arange(ids.shape[1])).expand_as(ids),
+            cache=cache,
+            use_cache=True,
+            logits_to_keep=rest.sum(-1, keepdim=True) - 1,
+        )
+        return out.cache, mask, out.logits[:, 0].float().log_softmax(-1)
+
+    def _score_tails(self, cache, context_mask, tails: Sequence[tuple[int, list[int]]]) -> list[float]:  # noqa: ANN001
+        """Sum of log P(tokens 2.. of each continuation | its cached context row and its earlier tokens)."""
+        torch = self._torch
+        rows = torch.tensor([row for row, _ in tails])
+        cache.batch_select_indices(rows)
+        ids, mask = _pad([tail[:-1] for _, tail in tails], self._pad, left=False)
+        logits = self.model(
+            input_ids=ids,
+            attention_mask=torch.cat([context_mask[rows], mask], dim=-1),
+            position_ids=context_mask.sum(-1)[rows, None] + torch.arange(ids.shape[1]),
+            cache=cache,
+            logits_to_keep=mask.bool(),
+        ).logits  # (scored positions, vocabulary), row-major: each tail's positions in turn
+        targets = torch.tensor([token for _, tail in tails for token in tail[1:]])
+        picked = logits.float().log_softmax(-1).gather(-1, targets[:, None])[:, 0]
+        return [float(part.sum()) for part in picked.split([len(tail) - 1 for _, tail in tails])]
 
     # -- embeddings -------------------------------------------------------------------------------------------
     def embed_words(self, words: Sequence[str]) -> np.ndarray:
@@ -330,6 +379,15 @@ def _start_ids(tokenizer) -> list[int]:  # noqa: ANN001
     if tokenizer.bos_token_id is not None:
         return [tokenizer.bos_token_id]
     return [tokenizer.eos_token_id]
+
+
+def _shared_prefix_length(rows: Sequence[list[int]]) -> int:
+    """Length of the rows' common prefix, at most the shortest row's length less one (each row keeps a token)."""
+    shortest = min(len(row) for row in rows)
+    for k in range(shortest - 1):
+        if any(row[k] != rows[0][k] for row in rows):
+            return k
+    return max(shortest - 1, 0)
 
 
 def _pad(rows: Sequence[list[int]], pad_id: int, *, left: bool):  # noqa: ANN202
