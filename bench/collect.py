@@ -1,10 +1,13 @@
 """Closed-set exact scoring versus generate-and-parse on the same implicit design and model.
 
 Both score the same questions (the implicit prompt with its two possible answers); generate-and-parse samples an
-answer and parses it, closed-set scoring reads the exact probability of each answer in one forward pass. Prints
-responses per second of each, their ratio (closed-set / generate; the baseline is generate, run in the same
-process), and both SC estimates: the sampled share of consistent answers among parseable ones, and the expected SC
-from the exact answer probabilities (mean P(consistent answer | one of the two answers)).
+answer and parses it, closed-set scoring reads the exact probability of each answer. Prints responses per second of
+each, and two ratios against generate-and-parse run in the same process as the baseline:
+``ratio_closed_set_vs_generate`` counts every generated answer, ``ratio_closed_set_vs_usable_generate`` counts only
+the parseable ones (status ok), since an unparseable answer is no measurement (every closed-set response is usable).
+Also both SC estimates: the sampled share of consistent answers among parseable ones, and the expected SC from the
+exact answer probabilities (mean P(consistent answer | one of the two answers)), and the torch threads and the
+1-minute load average before the run (other processes on the machine slow both sides, not always equally).
 
 Usage: python bench/collect.py [--model hf:smollm2] [--dimensions gender_career race] [--items 8]
 The last line printed is one JSON object.
@@ -15,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import time
 
 from probes import templates as tpl
@@ -32,6 +36,7 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=16)
     args = parser.parse_args()
 
+    load_before = os.getloadavg()[0]
     backend = load_backend(args.model)
     design = build_design(
         backend.name, load_dimensions(args.dimensions), ["implicit"], sessions=1, reps=1,
@@ -39,6 +44,10 @@ def main() -> None:
     )  # fmt: skip
     questions = [q for q in design if q.kind == Kind.CHOICE]
     bs = args.batch_size
+    # warm both paths up on one question, so neither timing includes first-call setup
+    warm = questions[0]
+    backend.generate([GenerationRequest(warm.messages, warm.seed, 0.7, 2)])
+    backend.choice_logprobs([warm.messages], [[tpl.implicit_answer(*warm.consistent_answer)]])
 
     start = time.perf_counter()
     parsed = []
@@ -62,12 +71,18 @@ def main() -> None:
 
     ok = [consistent for status, consistent in parsed if status == "ok"]
     n = len(questions)
+    import torch
+
     figures = {
         "model": backend.name,
         "questions": n,
+        "torch_threads": torch.get_num_threads(),
+        "load_1min_before": round(load_before, 2),
         "generate_responses_per_s": round(n / generate_s, 2),
+        "generate_usable_responses_per_s": round(len(ok) / generate_s, 2),
         "closed_set_responses_per_s": round(n / closed_s, 2),
         "ratio_closed_set_vs_generate": round(generate_s / closed_s, 2),
+        "ratio_closed_set_vs_usable_generate": round((n / closed_s) / (len(ok) / generate_s), 2) if ok else None,
         "sc_sampled": round(sum(ok) / len(ok), 4) if ok else None,
         "sampled_ok_share": round(len(ok) / n, 4),
         "sc_expected_closed_set": round(sum(p_consistent) / n, 4),
