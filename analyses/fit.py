@@ -10,7 +10,9 @@ Mapping (an explicit, documented choice):
 - ``logprob`` and ``embedding`` (deterministic): ``score`` of ``ok`` rows, averaged over sessions and repetitions
   and standardised within method x template, as Gaussian measurements of the same item effects (so they inform the
   latent correlation without pretending to be sampled answers); whole-set rows (``item_id`` ``WEAT``) are left out.
-  Closed-set ``choice:`` log-odds are kept under ``logprob``, standardised within their own template.
+  Closed-set ``choice:`` log-odds are kept under ``logprob``, standardised within their own template. A method
+  seen on fewer than two items gets no item effect (and a score method then drops out), so no latent correlation
+  is reported for it. Deterministic methods get no ``sc`` row here: their raw shares are in the SC table.
 - Non-``ok`` answers (refusal, unparseable, invalid_choice, error) are excluded from the likelihood: treating them
   as a stance would be wrong, so SCs are conditional on a valid answer; their rates per model and method are
   reported in ``status_rates`` next to the posterior.

@@ -105,9 +105,9 @@ def derived_draws(
             if u == tuned and (base, t, m) in sc:
                 add("base_vs_tuned", f"{tuned} - {base}", t, m, v - sc[(base, t, m)])
     corr = _arviz.posterior_array(idata, "chol_corr")
-    observed = _observed_methods(design)
+    varied = design.item_mask()  # methods seen on >= 2 items; elsewhere the correlation is the prior's
     for a, b in itertools.combinations(range(len(design.methods)), 2):
-        if design.methods[a] in observed and design.methods[b] in observed:
+        if varied[a] and varied[b]:
             add("latent_correlation", "", "", f"{design.methods[a]}~{design.methods[b]}", corr[..., a, b])
     cols = design.columns
     frame = pd.DataFrame(labels, columns=["quantity", cols.unit, cols.trait, cols.method])
@@ -133,8 +133,3 @@ def summarise(labels: pd.DataFrame, draws: np.ndarray, *, hdi_prob: float = 0.94
         out[key] = stats[key]
     out.attrs = {"hdi_prob": hdi_prob, "null_values": dict(NULL_VALUES)}
     return out
-
-
-def _observed_methods(design: Design) -> set[str]:
-    m = design.columns.method
-    return set(design.binary[m]) | set(design.ordinal[m]) | set(design.scores[m])

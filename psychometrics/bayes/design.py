@@ -59,6 +59,16 @@ class Design:
     binary_methods: list[str] = field(default_factory=list)
     score_methods: list[str] = field(default_factory=list)
 
+    def item_mask(self) -> np.ndarray:
+        """1.0 for each method (in :attr:`methods` order) observed on at least two items, else 0.0: only those
+        methods get item effects, and only their correlations are reported."""
+        m, i = self.columns.method, self.columns.item
+        seen: dict[str, set[str]] = {name: set() for name in self.methods}
+        for frame in (self.binary, self.ordinal, self.scores):
+            for method, item in zip(frame[m], frame[i], strict=True):
+                seen[method].add(item)
+        return np.array([float(len(seen[name]) > 1) for name in self.methods])
+
 
 def index_design(
     binary: pd.DataFrame,

@@ -42,6 +42,9 @@ def build_model(design: Design, *, lkj_eta: float = 2.0) -> pm.Model:
     ``o``: ``k_c ~ Binomial(n_c, logistic(eta_c))`` with
     ``eta_c = beta_m + tau_m z_g + b_{i,m} + s_T z_t + s_O z_o``; item effects ``b_i = L z_i`` with
     ``L L' = diag(sd) R diag(sd)``, ``R ~ LKJ(eta)``, ``sd_m ~ HalfNormal(1)``.
+    Item, template and order effects enter only for methods with at least two items (templates, orders), and a
+    method measured in a single group gets no group spread: they would otherwise be unidentified and make
+    divergences.
     A Likert cell has the same linear predictor without ``beta`` (the cutpoints carry the location) and
     ``counts_c ~ Multinomial(n_c, p)``, ``P(y <= j) = logistic(cut_{m,j} - eta_c)``.
     A score (standardised within method x template) is ``z ~ Normal(a_g + b_{i,m}, sigma_m)``: deterministic scores
@@ -55,13 +58,14 @@ def build_model(design: Design, *, lkj_eta: float = 2.0) -> pm.Model:
             "chol", n=n_m, eta=lkj_eta, sd_dist=pm.HalfNormal.dist(1.0, shape=n_m), compute_corr=True
         )
         z_item = pm.Normal("z_item", 0.0, 1.0, dims=("item", "method"))
-        b_item = pm.Deterministic("b_item", pt.dot(z_item, chol.T), dims=("item", "method"))
+        b_item = pm.Deterministic("b_item", pt.dot(z_item, chol.T) * d.item_mask(), dims=("item", "method"))
         sigma_tmpl = pm.HalfNormal("sigma_tmpl", 0.5)
         z_tmpl = pm.Normal("z_tmpl", 0.0, 1.0, dims="template")
         sigma_ord = pm.HalfNormal("sigma_ord", 0.5)
         z_ord = pm.Normal("z_ord", 0.0, 1.0, dims="order")
-        tmpl = pm.Deterministic("tmpl", sigma_tmpl * z_tmpl, dims="template")
-        ords = pm.Deterministic("ords", sigma_ord * z_ord, dims="order")
+        # an effect enters only where its method has >= 2 levels: one level is confounded with the method mean
+        tmpl = pm.Deterministic("tmpl", _varied(d.templates) * sigma_tmpl * z_tmpl, dims="template")
+        ords = pm.Deterministic("ords", _varied(d.orders) * sigma_ord * z_ord, dims="order")
 
         if len(d.binary):
             b = d.binary
@@ -70,7 +74,8 @@ def build_model(design: Design, *, lkj_eta: float = 2.0) -> pm.Model:
             beta = pm.Normal("beta", 0.0, 1.5, shape=len(bm))
             tau_b = pm.HalfNormal("tau_b", 1.0, shape=len(bm))
             z_b = pm.Normal("z_b", 0.0, 1.0, shape=len(d.binary_groups))
-            mu_b = pm.Deterministic("mu_b", beta[g_method] + tau_b[g_method] * z_b)
+            spread = tau_b[g_method] * _pooled(g_method)  # a method measured in one group has no spread
+            mu_b = pm.Deterministic("mu_b", beta[g_method] + spread * z_b)
             eta = mu_b[b["g"].to_numpy()] + b_item[b["i"].to_numpy(), b["k_m"].to_numpy()]
             eta = eta + tmpl[b["t"].to_numpy().astype(int)] + ords[b["o"].to_numpy().astype(int)]
             k = pm.Data("k", b["k"].to_numpy(dtype="int64"))
@@ -83,7 +88,8 @@ def build_model(design: Design, *, lkj_eta: float = 2.0) -> pm.Model:
             g_method = d.ordinal_groups[d.columns.method].map({m: j for j, m in enumerate(d.ordinal_methods)})
             tau_o = pm.HalfNormal("tau_o", 1.0, shape=len(d.ordinal_methods))
             z_o = pm.Normal("z_o", 0.0, 1.0, shape=len(d.ordinal_groups))
-            mu_o = pm.Deterministic("mu_o", tau_o[g_method.to_numpy()] * z_o)
+            g_ord = g_method.to_numpy()
+            mu_o = pm.Deterministic("mu_o", tau_o[g_ord] * _pooled(g_ord) * z_o)
             start = np.linspace(-2.0, 2.0, n_levels - 1)
             cut = pm.Normal(
                 "cut", 0.0, 2.5, shape=(len(d.ordinal_methods), n_levels - 1),
@@ -100,8 +106,10 @@ def build_model(design: Design, *, lkj_eta: float = 2.0) -> pm.Model:
             pm.Multinomial("y_likert", n=counts.sum(axis=1), p=probs / probs.sum(axis=1, keepdims=True),
                            observed=counts)  # fmt: skip
 
-        if len(d.scores):
-            s = d.scores
+        # a score method seen on one item only measures no item effect (and its lone score per group would make
+        # the Gaussian likelihood unbounded as sigma -> 0), so it is left out
+        s = d.scores[d.item_mask()[d.scores["k_m"].to_numpy(dtype=int)] > 0] if len(d.scores) else d.scores
+        if len(s):
             sm = {m: j for j, m in enumerate(d.score_methods)}
             a_s = pm.Normal("a_s", 0.0, 1.0, shape=len(d.score_groups))
             sigma_s = pm.HalfNormal("sigma_s", 1.0, shape=len(d.score_methods))
@@ -109,3 +117,15 @@ def build_model(design: Design, *, lkj_eta: float = 2.0) -> pm.Model:
             z = pm.Data("score_z", s["z"].to_numpy(dtype=float))
             pm.Normal("y_score", mu_s, sigma_s[s[d.columns.method].map(sm).to_numpy()], observed=z)
     return model
+
+
+def _varied(labels: list[str]) -> np.ndarray:
+    """1.0 for each "method|level" label whose method has at least two levels, else 0.0."""
+    methods = [label.split("|", 1)[0] for label in labels]
+    return np.array([float(methods.count(m) > 1) for m in methods])
+
+
+def _pooled(group_method: np.ndarray) -> np.ndarray:
+    """1.0 for each group whose method is measured in at least two groups, else 0.0 (its mean is the method's)."""
+    counts = np.bincount(group_method)
+    return (counts[group_method] > 1).astype(float)

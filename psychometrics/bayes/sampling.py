@@ -32,7 +32,7 @@ def sample(
     draws: int = 1000,
     tune: int = 1000,
     chains: int = 4,
-    target_accept: float = 0.9,
+    target_accept: float = 0.95,
     seed: int = 0,
 ) -> SampleRun:
     """Draw from ``model`` with the chosen NUTS backend; raise ValueError for an unknown or missing one."""
