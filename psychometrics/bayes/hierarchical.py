@@ -65,7 +65,7 @@ def fit_hierarchical(
     base_tuned : sequence of (str, str)
         Pairs (base unit, tuned unit) to contrast.
     sampler : {"nutpie", "pymc", "numpyro"}
-        NUTS backend; nutpie measured fastest on this model (see ``bench/fit.py``).
+        NUTS backend; nutpie is the default (the comparison with PyMC is ``bench/fit.py --part samplers``).
     draws, tune, chains : int
         Posterior draws and warm-up iterations per chain, and the number of chains.
     hdi_prob : float, default 0.94

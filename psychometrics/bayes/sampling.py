@@ -1,4 +1,4 @@
-"""Run NUTS on a model with a selectable backend: nutpie (default, measured fastest here), PyMC or numpyro."""
+"""Run NUTS on a model with a selectable backend: nutpie (default), PyMC or numpyro; bench/fit.py compares them."""
 
 from __future__ import annotations
 
