@@ -1,7 +1,7 @@
 """Recovery of known parameters by the hierarchical model, on a simulated responses table (real PyMC + nutpie).
 
 One fit per module (compile plus sampling take about a minute on 2 cores); the coverage study over 100+ simulated
-studies is ``bench/fit.py --coverage`` (and the slow-marked test in test_bayes_coverage.py).
+studies is ``bench/fit.py --part coverage`` (and the slow-marked test in test_bayes_coverage.py).
 """
 
 from __future__ import annotations

@@ -89,7 +89,7 @@ def fit_hierarchical(
     ``(SC_imp - SC_abl) / (SC_imp - 0.5)`` (share of the above-chance SC that the instruction removes; unstable
     when the implicit SC is near chance), reflection minus implicit, pairwise unit contrasts, tuned minus base and
     the item-effect correlations between methods. Calibration (90% intervals covering the truth in 85-95% of 100+
-    simulated studies) is measured by ``bench/fit.py --coverage``.
+    simulated studies) is measured by ``bench/fit.py --part coverage``.
 
     References
     ----------
