@@ -10,6 +10,7 @@ exact answer probabilities (mean P(consistent answer | one of the two answers)),
 1-minute load average before the run (other processes on the machine slow both sides, not always equally).
 
 Usage: python bench/collect.py [--model hf:smollm2] [--dimensions gender_career race] [--items 8]
+                              [--thread-counts 1 2]
 The last line printed is one JSON object.
 """
 
@@ -28,12 +29,58 @@ from probes.parse import parse_choice
 from probes.stimuli import load_dimensions
 
 
+def _generate(backend, questions, bs):  # noqa: ANN001, ANN202
+    """Sample and parse an answer to each question: (status, consistent?) per question, and the seconds taken."""
+    start = time.perf_counter()
+    parsed = []
+    for i in range(0, len(questions), bs):
+        chunk = questions[i : i + bs]
+        requests = [GenerationRequest(q.messages, q.seed, 0.7, int(q.params["max_new_tokens"])) for q in chunk]
+        for q, done in zip(chunk, backend.generate(requests), strict=True):
+            p = parse_choice(done.text or "", q.candidates)
+            parsed.append((p.status, (p.first, p.second) == q.consistent_answer))
+    return parsed, time.perf_counter() - start
+
+
+def _closed_set(backend, questions, bs):  # noqa: ANN001, ANN202
+    """P(consistent answer | one of the two answers) per question, and the seconds taken."""
+    start = time.perf_counter()
+    p_consistent = []
+    for i in range(0, len(questions), bs):
+        chunk = questions[i : i + bs]
+        options = [[tpl.implicit_answer(*q.consistent_answer), tpl.implicit_answer(*q.inconsistent_answer)]
+                   for q in chunk]  # fmt: skip
+        for lp_c, lp_i in backend.choice_logprobs([q.messages for q in chunk], options):
+            p_consistent.append(1 / (1 + math.exp(lp_i - lp_c)))
+    return p_consistent, time.perf_counter() - start
+
+
+def _by_threads(backend, questions, bs, counts, rounds=2):  # noqa: ANN001, ANN202
+    """Responses per second of each path at each torch thread count, alternating the counts over the rounds."""
+    import torch
+
+    default = torch.get_num_threads()
+    seconds = {(path, n): 0.0 for path in ("generate", "closed_set") for n in counts}
+    for r in range(rounds):
+        for n in counts if r % 2 == 0 else counts[::-1]:
+            torch.set_num_threads(n)
+            seconds["generate", n] += _generate(backend, questions, bs)[1]
+            seconds["closed_set", n] += _closed_set(backend, questions, bs)[1]
+    torch.set_num_threads(default)
+    return {f"{path}_responses_per_s_{n}_threads": round(rounds * len(questions) / s, 2)
+            for (path, n), s in seconds.items()}  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="hf:smollm2")
     parser.add_argument("--dimensions", nargs="+", default=["gender_career", "race"])
     parser.add_argument("--items", type=int, default=8)
     parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument(
+        "--thread-counts", type=int, nargs="+", default=[],
+        help="also time both paths on the first 32 questions at each torch thread count (e.g. 1 2), alternating",
+    )  # fmt: skip
     args = parser.parse_args()
 
     load_before = os.getloadavg()[0]
@@ -49,25 +96,8 @@ def main() -> None:
     backend.generate([GenerationRequest(warm.messages, warm.seed, 0.7, 2)])
     backend.choice_logprobs([warm.messages], [[tpl.implicit_answer(*warm.consistent_answer)]])
 
-    start = time.perf_counter()
-    parsed = []
-    for i in range(0, len(questions), bs):
-        chunk = questions[i : i + bs]
-        requests = [GenerationRequest(q.messages, q.seed, 0.7, int(q.params["max_new_tokens"])) for q in chunk]
-        for q, done in zip(chunk, backend.generate(requests), strict=True):
-            p = parse_choice(done.text or "", q.candidates)
-            parsed.append((p.status, (p.first, p.second) == q.consistent_answer))
-    generate_s = time.perf_counter() - start
-
-    start = time.perf_counter()
-    p_consistent = []
-    for i in range(0, len(questions), bs):
-        chunk = questions[i : i + bs]
-        options = [[tpl.implicit_answer(*q.consistent_answer), tpl.implicit_answer(*q.inconsistent_answer)]
-                   for q in chunk]  # fmt: skip
-        for lp_c, lp_i in backend.choice_logprobs([q.messages for q in chunk], options):
-            p_consistent.append(1 / (1 + math.exp(lp_i - lp_c)))
-    closed_s = time.perf_counter() - start
+    parsed, generate_s = _generate(backend, questions, bs)
+    p_consistent, closed_s = _closed_set(backend, questions, bs)
 
     ok = [consistent for status, consistent in parsed if status == "ok"]
     n = len(questions)
@@ -87,6 +117,8 @@ def main() -> None:
         "sampled_ok_share": round(len(ok) / n, 4),
         "sc_expected_closed_set": round(sum(p_consistent) / n, 4),
     }
+    if args.thread_counts:
+        figures |= _by_threads(backend, questions[:32], bs, args.thread_counts)
     print(json.dumps(figures))
 
 

@@ -2,7 +2,8 @@
 
 Generation samples with one ``torch.Generator`` per request, seeded by the request's seed, so an answer depends
 on the request alone (up to floating point), not on which requests share its batch. Scoring (answer options,
-sentences) and word embeddings are exact forward passes, batched with right padding.
+sentences) and word embeddings are exact forward passes; scoring runs each prompt once, from a key/value cache of the
+prefix its batch shares, and scores every option from that prompt's cache.
 """
 
 from __future__ import annotations
@@ -358,7 +359,12 @@ def _limit_threads() -> None:
 
     Measured on the 2-core CI machine with other jobs running: a SmolLM2 forward pass (16 x 12 tokens) took
     9-13 s on 2 threads and 1.5 s on 1, because OpenMP threads spin-wait for a core the other jobs hold. Half the
-    cores leaves room for the collector, the store and parallel test workers.
+    cores leaves room for the collector, the store and parallel test workers. Re-measured after closed-set scoring
+    shared its prompts (one process, 1 and 2 threads alternated over 3-4 rounds, SmolLM2, the implicit design; the
+    machine never went idle: 1-minute load 4-8 from other jobs): generate 2.0 vs 1.0 answers/s and closed-set
+    scoring 7.4 vs 3.8 prompts/s on 1 vs 2 threads, the same with the measuring process at nice -15. So one
+    thread stays the default; ``python bench/collect.py --thread-counts 1 2`` repeats the comparison, to run on an
+    idle machine before changing it.
     """
     import torch
 
