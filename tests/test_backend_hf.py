@@ -140,12 +140,14 @@ def test_shared_prompts_and_options_of_different_lengths_score_exactly(smollm2):
     np.testing.assert_allclose(smollm2.choice_logprobs(prompts[1:2], options[1:2])[0], scored[1], atol=1e-4)
 
 
-def test_sequence_logprobs_equal_a_direct_computation(smollm2):
+@pytest.mark.parametrize("fixture", ["smollm2", "gemma"])  # Gemma-3 caches its sliding-window layers apart
+def test_sequence_logprobs_equal_a_direct_computation(fixture, request):
+    backend = request.getfixturevalue(fixture)
     texts = [SENTENCES[0], "Hello", SENTENCES[9]]
-    scored = smollm2.sequence_logprobs(texts)
+    scored = backend.sequence_logprobs(texts)
     for text, value in zip(texts, scored, strict=True):
-        ids = smollm2.tokenizer(text, add_special_tokens=False)["input_ids"]
-        assert value == pytest.approx(_direct_logprob(smollm2, smollm2._start, ids), abs=1e-4)
+        ids = backend.tokenizer(text, add_special_tokens=False)["input_ids"]
+        assert value == pytest.approx(_direct_logprob(backend, backend._start, ids), abs=1e-4)
 
 
 @pytest.mark.parametrize("fixture", ["smollm2", "gemma"])
