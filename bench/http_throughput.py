@@ -6,7 +6,7 @@ object on the last line: wall-clock seconds and the speed-up ratio (concurrency-
 server mode. A sequential server caps the ratio near 1 (it generates one request at a time); batching on the
 server is what lets concurrency pay.
 
-Usage: python bench/http.py [--requests 16] [--tokens 16]
+Usage: python bench/http_throughput.py [--requests 16] [--tokens 16]
 """
 
 from __future__ import annotations
