@@ -1,7 +1,8 @@
 """Statistics that know nothing of LLMs: intervals, reliability, validity and Bayesian models.
 
 Plain DataFrames and arrays in (column names passed as keyword arguments), tidy DataFrames out, with interval
-settings in ``df.attrs``. The Bayesian models live in ``psychometrics.bayes``.
+settings in ``df.attrs``. The Bayesian models live in ``psychometrics.bayes``; their names are re-exported here
+lazily, so importing the classical statistics does not import PyMC.
 """
 
 from psychometrics.agreement import cohen_kappa, fleiss_kappa, krippendorff_alpha
@@ -18,6 +19,18 @@ from psychometrics.mtmm import MTMMResult, mtmm
 from psychometrics.reference import compare_to_human, human_iat_reference
 from psychometrics.reliability import ICC_FORMS, cronbach_alpha, icc, spearman_brown, split_half
 from psychometrics.validity import convergent_validity, correlation_ci, disattenuate, rank_agreement
+
+_BAYES = (
+    "BayesFit",
+    "Columns",
+    "COLLINEAR",
+    "GATE",
+    "SAMPLERS",
+    "diagnostics_gate",
+    "fit_hierarchical",
+    "scaling_identifiability",
+    "simulate_study",
+)
 
 __all__ = [
     # intervals
@@ -51,4 +64,14 @@ __all__ = [
     # human reference
     "human_iat_reference",
     "compare_to_human",
+    # Bayesian models (lazy: psychometrics.bayes imports PyMC)
+    *_BAYES,
 ]
+
+
+def __getattr__(name: str) -> object:
+    if name in _BAYES:
+        from psychometrics import bayes
+
+        return getattr(bayes, name)
+    raise AttributeError(f"module 'psychometrics' has no attribute {name!r}")
