@@ -102,7 +102,7 @@ def scaling(
     units = meta.merge(sc, on="model", how="left")
     scored = units["sc"].notna().all() and len(units) >= 3
     found = scaling_identifiability(units, parameters="parameters", tokens="training_tokens",
-                                    score="sc" if scored else None)  # fmt: skip
+                                    score="sc" if scored else None, family="family")  # fmt: skip
     n = int(found["n"])
     rows = []
     if scored:
