@@ -355,23 +355,20 @@ def _error(error: Exception) -> Completion:
 
 
 def _limit_threads() -> None:
-    """Use half the CPUs available to this process (at least one) for torch, unless OMP_NUM_THREADS is set.
+    """Use every CPU available to this process for torch, unless OMP_NUM_THREADS is set.
 
-    Measured on the 2-core CI machine with other jobs running: a SmolLM2 forward pass (16 x 12 tokens) took
-    9-13 s on 2 threads and 1.5 s on 1, because OpenMP threads spin-wait for a core the other jobs hold. Half the
-    cores leaves room for the collector, the store and parallel test workers. Re-measured after closed-set scoring
-    shared its prompts (one process, 1 and 2 threads alternated over 3-4 rounds, SmolLM2, the implicit design; the
-    machine never went idle: 1-minute load 4-8 from other jobs): generate 2.0 vs 1.0 answers/s and closed-set
-    scoring 7.4 vs 3.8 prompts/s on 1 vs 2 threads, the same with the measuring process at nice -15. So one
-    thread stays the default; ``python bench/collect.py --thread-counts 1 2`` repeats the comparison, to run on an
-    idle machine before changing it.
+    Measured on the idle 2-core machine (one process, 1 and 2 threads alternated twice, SmolLM2, 16 implicit
+    prompts): generate 2.3-2.5 vs 4.3-4.4 answers/s and closed-set scoring 3.1 vs 5.9-6.1 prompts/s on 1 vs 2
+    threads. On a machine shared with other jobs the opposite held (OpenMP threads spin-wait for cores the other
+    jobs hold: 2.0 vs 1.0 answers/s): there, set OMP_NUM_THREADS=1. ``python bench/collect.py --thread-counts 1 2``
+    repeats the comparison.
     """
     import torch
 
     if os.environ.get("OMP_NUM_THREADS"):
         return
     available = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    torch.set_num_threads(max(1, available // 2))
+    torch.set_num_threads(max(1, available))
 
 
 def _start_ids(tokenizer) -> list[int]:  # noqa: ANN001
