@@ -308,7 +308,7 @@ def load_hf_backend(name: str, *, batch_size: int = 16, max_new_tokens: int | No
     Notes
     -----
     The first load of a packaged model dequantises its GGUF (see :mod:`probes.backends.model_cache`). torch uses
-    half the CPUs available to the process (one on the 2-core CI machines) unless ``OMP_NUM_THREADS`` is set.
+    every CPU available to the process unless ``OMP_NUM_THREADS`` is set (see ``_limit_threads``).
 
     Examples
     --------
