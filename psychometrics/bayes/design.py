@@ -59,6 +59,15 @@ class Design:
     binary_methods: list[str] = field(default_factory=list)
     score_methods: list[str] = field(default_factory=list)
 
+    def item_traits(self) -> list[str]:
+        """The trait each item (in :attr:`items` order) belongs to (the first one seen, should an item recur)."""
+        m_item, m_trait = self.columns.item, self.columns.trait
+        trait: dict[str, str] = {}
+        for frame in (self.binary, self.ordinal, self.scores):
+            for item, name in zip(frame[m_item], frame[m_trait], strict=True):
+                trait.setdefault(str(item), str(name))
+        return [trait[item] for item in self.items]
+
     def item_mask(self) -> np.ndarray:
         """1.0 for each method (in :attr:`methods` order) observed on at least two items, else 0.0: only those
         methods get item effects, and only their correlations are reported."""

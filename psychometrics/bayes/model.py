@@ -42,6 +42,9 @@ def build_model(design: Design, *, lkj_eta: float = 2.0) -> pm.Model:
     ``o``: ``k_c ~ Binomial(n_c, logistic(eta_c))`` with
     ``eta_c = beta_m + tau_m z_g + b_{i,m} + s_T z_t + s_O z_o``; item effects ``b_i = L z_i`` with
     ``L L' = diag(sd) R diag(sd)``, ``R ~ LKJ(eta)``, ``sd_m ~ HalfNormal(1)``.
+    Item effects are centred within each trait and template and order effects within each method (sum-to-zero), so
+    they cannot trade off with the group and method means (a ridge that slowed mixing); the correlation of item
+    effects is thus the correlation of within-trait item deviations across methods.
     Item, template and order effects enter only for methods with at least two items (templates, orders), and a
     method measured in a single group gets no group spread: they would otherwise be unidentified and make
     divergences.
@@ -58,14 +61,20 @@ def build_model(design: Design, *, lkj_eta: float = 2.0) -> pm.Model:
             "chol", n=n_m, eta=lkj_eta, sd_dist=pm.HalfNormal.dist(1.0, shape=n_m), compute_corr=True
         )
         z_item = pm.Normal("z_item", 0.0, 1.0, dims=("item", "method"))
-        b_item = pm.Deterministic("b_item", pt.dot(z_item, chol.T) * d.item_mask(), dims=("item", "method"))
+        # centred within each trait, so item effects cannot trade off with the group means (a ridge that made the
+        # chains mix slowly); the group means carry the traits' levels
+        raw_item = pt.dot(z_item, chol.T) * d.item_mask()
+        b_item = pm.Deterministic("b_item", pt.dot(_centring(d.item_traits()), raw_item), dims=("item", "method"))
         sigma_tmpl = pm.HalfNormal("sigma_tmpl", 0.5)
         z_tmpl = pm.Normal("z_tmpl", 0.0, 1.0, dims="template")
         sigma_ord = pm.HalfNormal("sigma_ord", 0.5)
         z_ord = pm.Normal("z_ord", 0.0, 1.0, dims="order")
         # an effect enters only where its method has >= 2 levels: one level is confounded with the method mean
-        tmpl = pm.Deterministic("tmpl", _varied(d.templates) * sigma_tmpl * z_tmpl, dims="template")
-        ords = pm.Deterministic("ords", _varied(d.orders) * sigma_ord * z_ord, dims="order")
+        # and centred within method, for the same reason: the method mean carries the level
+        tmpl_raw = _varied(d.templates) * sigma_tmpl * z_tmpl
+        ords_raw = _varied(d.orders) * sigma_ord * z_ord
+        tmpl = pm.Deterministic("tmpl", pt.dot(_centring(_method_of(d.templates)), tmpl_raw), dims="template")
+        ords = pm.Deterministic("ords", pt.dot(_centring(_method_of(d.orders)), ords_raw), dims="order")
 
         if len(d.binary):
             b = d.binary
@@ -117,6 +126,18 @@ def build_model(design: Design, *, lkj_eta: float = 2.0) -> pm.Model:
             z = pm.Data("score_z", s["z"].to_numpy(dtype=float))
             pm.Normal("y_score", mu_s, sigma_s[s[d.columns.method].map(sm).to_numpy()], observed=z)
     return model
+
+
+def _method_of(labels: list[str]) -> list[str]:
+    """The method part of "method|level" labels."""
+    return [label.split("|", 1)[0] for label in labels]
+
+
+def _centring(groups: list[str]) -> np.ndarray:
+    """The matrix that subtracts each group's mean: ``x - mean(x over the same group)`` for every element."""
+    g = np.asarray(groups, dtype=object)
+    same = (g[:, None] == g[None, :]).astype(float)
+    return np.eye(len(g)) - same / same.sum(axis=1, keepdims=True)
 
 
 def _varied(labels: list[str]) -> np.ndarray:
