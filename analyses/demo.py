@@ -45,7 +45,7 @@ def run_demo(
     out: str | Path = "demo",
     *,
     dimensions: list[str] | None = None,
-    items_per_dimension: int = 4,
+    items_per_dimension: int = 2,
     sessions: int = 2,
     reps: int = 1,
     seed: int = 0,

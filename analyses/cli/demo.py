@@ -15,7 +15,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog="Example: bias-validity demo --out demo/",
     )
     p.add_argument("--out", default="demo", help="output folder (default: demo)")
-    p.add_argument("--items-per-dimension", type=int, default=4, help="items per dimension (default 4)")
+    p.add_argument("--items-per-dimension", type=int, default=2, help="items per dimension (default 2)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.set_defaults(func=run)
 
