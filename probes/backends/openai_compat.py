@@ -244,7 +244,7 @@ def load_openai_backend(
     ValueError: base_urls is empty: give at least one server, e.g. http://127.0.0.1:8000/v1
     >>> backend = load_openai_backend("m", base_urls=["http://127.0.0.1:8000/v1"], probe=False)
     >>> backend.name, sorted(backend.capabilities)
-    ('openai:m@127.0.0.1:8000', ['chat'])
+    ('openai:m', ['chat'])
     """
     if not base_urls:
         raise ValueError("base_urls is empty: give at least one server, e.g. http://127.0.0.1:8000/v1")
