@@ -29,6 +29,18 @@ def diagnostics_gate(quantities: pd.DataFrame, *, divergences: int) -> dict[str,
         :data:`GATE` met; a quantity whose R-hat or ESS cannot be computed fails), plus ``failing``: the number of
         quantities that miss a threshold.
 
+    Notes
+    -----
+    The thresholds follow Vehtari et al. [1]_: rank-normalised split R-hat at most 1.01 and bulk and tail effective
+    sample sizes of at least 400 (100 per chain over 4 chains) for every reported quantity, and no divergent
+    transition. ESS and R-hat are computed by ArviZ on each derived quantity's draws.
+
+    References
+    ----------
+    .. [1] Vehtari, A., Gelman, A., Simpson, D., Carpenter, B. & Buerkner, P.-C. (2021). Rank-normalization,
+       folding, and localization: an improved R-hat for assessing convergence of MCMC. Bayesian Analysis 16(2),
+       667-718.
+
     Examples
     --------
     >>> q = pd.DataFrame({"rhat": [1.002, 1.004], "ess_bulk": [900.0, 1200.0], "ess_tail": [700.0, 650.0]})

@@ -50,6 +50,18 @@ def simulate_study(
         columns, ``score``) and ``truth`` (unit, trait, method, ``sc``: the design-averaged probability of a
         consistent answer, or of agreeing (level >= 4) for ordinal methods, that the fit should recover).
 
+    Notes
+    -----
+    Draws from the generative model of :func:`psychometrics.bayes.build_model` (logit-normal group effects,
+    multivariate-normal item effects with the given correlation, template and order effects, binomial and
+    cumulative-logit observations, Gaussian scores), so that recovery and interval coverage can be checked against
+    known truth, as simulation-based calibration does [1]_.
+
+    References
+    ----------
+    .. [1] Talts, S., Betancourt, M., Simpson, D., Vehtari, A. & Gelman, A. (2018). Validating Bayesian inference
+       algorithms with simulation-based calibration. arXiv:1804.06788.
+
     Examples
     --------
     >>> sim = simulate_study(units=1, traits=1, items=2, templates=1, orders=1, reps=5, seed=1)
