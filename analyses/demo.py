@@ -16,12 +16,13 @@ class DemoStep:
     methods: tuple[str, ...] | None  #: None = every method the model can take
 
 
-#: SmolLM2 (instruction-tuned) takes every method; Gemma-3-270M is a base model (logprob, embedding); GloVe is the
-#: external word-vector reference for WEAT.
+#: Every model is asked every method: SmolLM2 (instruction-tuned) takes them all; Gemma-3-270M is a base model and
+#: GloVe a word-vector model, so the methods they cannot take are recorded as skipped with the reason (Gemma takes
+#: logprob and embedding, GloVe embedding: the external reference for WEAT).
 DEMO_STEPS: tuple[DemoStep, ...] = (
     DemoStep("hf:smollm2", None),
-    DemoStep("hf:gemma3-270m", ("logprob", "embedding")),
-    DemoStep("glove:6B-50d", ("embedding",)),
+    DemoStep("hf:gemma3-270m", None),
+    DemoStep("glove:6B-50d", None),
 )
 
 

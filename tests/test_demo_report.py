@@ -30,6 +30,10 @@ def test_demo_writes_store_summary_fit_and_reports(demo):
     assert models == {"hf:SmolLM2-135M-Instruct-Q4_1", "hf:gemma-3-270m-Q4_K_M", "glove:6B-50d"}
     gemma_methods = set(study.responses.loc[study.responses["model"] == "hf:gemma-3-270m-Q4_K_M", "method"])
     assert gemma_methods == {"logprob", "embedding"}
+    skipped = study.skipped.groupby("model")["method"].apply(set).to_dict()
+    assert skipped["hf:gemma-3-270m-Q4_K_M"] == {"implicit", "ablated", "explicit", "reflection"}
+    assert skipped["glove:6B-50d"] == {"implicit", "ablated", "explicit", "reflection", "logprob"}
+    assert study.skipped["reason"].str.len().min() > 20
     cells = json.loads((out / "summary.json").read_text())
     smol = {(c["dimension"], c["method"]) for c in cells if c["model"].startswith("hf:SmolLM2")}
     methods = {"implicit", "ablated", "explicit", "reflection", "logprob", "embedding"}
