@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from probes import templates as tpl
@@ -107,6 +107,14 @@ def _implicit_frame(item: Item, order: str) -> tuple[tuple[str, str], str, str, 
     return candidates, first_attribute, second_attribute, consistent, (consistent[1], consistent[0])
 
 
+def _repeated(cell: tuple, sessions: int, reps: int, base_seed: int, **fields: object) -> Iterator[Question]:
+    """One sampled question per session and repetition of a design cell, each with its own derived seed."""
+    for session in range(1, sessions + 1):
+        for rep in range(reps):
+            key = (*cell, session, rep)
+            yield Question(*key, seed=derive_seed(base_seed, *key), **fields)
+
+
 def _implicit_questions(model, dim, items, method, sessions, reps, base_seed, temperature, max_new_tokens):
     ablated = method == Method.ABLATED.value
     for template in tpl.templates_for(method):
@@ -120,24 +128,23 @@ def _implicit_questions(model, dim, items, method, sessions, reps, base_seed, te
                     candidates=candidates,
                     ablated=ablated,
                 )
-                for session in range(1, sessions + 1):
-                    for rep in range(reps):
-                        key = (model, dim.name, method, template.template_id, item.item_id, order, session, rep)
-                        yield Question(
-                            *key,
-                            seed=derive_seed(base_seed, *key),
-                            kind=Kind.CHOICE,
-                            messages=messages,
-                            candidates=candidates,
-                            consistent_answer=consistent,
-                            inconsistent_answer=inconsistent,
-                            params={
-                                "temperature": temperature,
-                                "max_new_tokens": max_new_tokens,
-                                "first_attribute": first_attr,
-                                "second_attribute": second_attr,
-                            },
-                        )
+                yield from _repeated(
+                    (model, dim.name, method, template.template_id, item.item_id, order),
+                    sessions,
+                    reps,
+                    base_seed,
+                    kind=Kind.CHOICE,
+                    messages=messages,
+                    candidates=candidates,
+                    consistent_answer=consistent,
+                    inconsistent_answer=inconsistent,
+                    params={
+                        "temperature": temperature,
+                        "max_new_tokens": max_new_tokens,
+                        "first_attribute": first_attr,
+                        "second_attribute": second_attr,
+                    },
+                )
 
 
 def _explicit_questions(model, dim, items, sessions, reps, base_seed, temperature, max_new_tokens):
@@ -156,16 +163,15 @@ def _explicit_questions(model, dim, items, sessions, reps, base_seed, temperatur
                     attribute_second=pairs[1][1],
                 )
                 messages = tpl.render_explicit(template, statement=statement)
-                for session in range(1, sessions + 1):
-                    for rep in range(reps):
-                        key = (model, dim.name, method, template.template_id, item.item_id, order, session, rep)
-                        yield Question(
-                            *key,
-                            seed=derive_seed(base_seed, *key),
-                            kind=Kind.LIKERT,
-                            messages=messages,
-                            params={"temperature": temperature, "max_new_tokens": max_new_tokens},
-                        )
+                yield from _repeated(
+                    (model, dim.name, method, template.template_id, item.item_id, order),
+                    sessions,
+                    reps,
+                    base_seed,
+                    kind=Kind.LIKERT,
+                    messages=messages,
+                    params={"temperature": temperature, "max_new_tokens": max_new_tokens},
+                )
 
 
 def _logprob_questions(model, dim, items, base_seed, with_choice):
