@@ -1,0 +1,44 @@
+"""The data-dependent parameterisation of the hierarchical model leaves the model itself unchanged."""
+
+from __future__ import annotations
+
+import numpy as np
+import pymc as pm
+import pytest
+from scipy import stats
+
+from psychometrics.bayes import index_design, simulate_study
+from psychometrics.bayes.model import _information, _item_weight, _partially_centred
+
+
+@pytest.mark.parametrize("w", [0.0, 0.3, 0.8, 1.0])
+def test_partially_centred_effects_keep_their_normal_prior(w):
+    # theta = mu + sigma^(1-w) (tilde - w mu), tilde ~ N(w mu, sigma^w) must be N(mu, sigma) for every w
+    with pm.Model():
+        mu, sigma = pm.Normal("mu", 1.0, 0.1), pm.HalfNormal("sigma", 1.0)
+        offset = pm.Deterministic("offset", _partially_centred("tilde", mu, sigma, np.array([w])))
+    got = pm.draw([offset, mu, sigma], draws=4000, random_seed=7)
+    standardised = got[0][:, 0] / got[2]  # (theta - mu) / sigma ~ N(0, 1) whatever mu and sigma are
+    assert stats.kstest(standardised, "norm").pvalue > 0.001
+
+
+def _design(reps: int):
+    sim = simulate_study(units=2, traits=2, items=3, templates=2, orders=2, reps=reps, seed=1)
+    return index_design(sim["binary"], ordinal=sim["ordinal"], scores=sim["scores"])
+
+
+def test_information_counts_answers_per_effect():
+    d = _design(reps=5)
+    info = _information(d)
+    # a binary group: 3 items x 2 templates x 2 orders x 5 answers, 1/4 each
+    assert info["gb"].tolist() == [15.0] * len(d.binary_groups)
+    assert info["go"].tolist() == [15.0] * len(d.ordinal_groups)
+    # a template of a binary method: 2 units x 2 traits x 3 items x 2 orders x 5 answers / 4
+    binary_template = d.templates.index("implicit|T0")
+    assert info["t"][binary_template] == 30.0
+    # an item of the score method: one standardised score per unit x template x order, information 1 each
+    assert info["item"][0, d.methods.index("logprob")] == 2 * 2 * 2
+
+
+def test_item_effects_are_centred_only_when_the_data_pin_them_down():
+    assert _item_weight(_design(reps=1)) < 0.5 < _item_weight(_design(reps=40))
