@@ -6,6 +6,8 @@ import argparse
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    from analyses.fit import DEFAULT_DRAWS, DEFAULT_TUNE
+
     p = subparsers.add_parser(
         "fit",
         help="fit the hierarchical Bayesian model; exit 1 when the diagnostics gate fails",
@@ -20,8 +22,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print quantities and diagnostics as JSON")
     p.add_argument("--models-file", help="CSV/JSON of model metadata, for base-vs-tuned contrasts")
     p.add_argument("--sampler", default="nutpie", choices=("nutpie", "pymc", "numpyro"), help="NUTS backend")
-    p.add_argument("--draws", type=int, default=2000, help="draws per chain (default 2000)")
-    p.add_argument("--tune", type=int, default=2000, help="warm-up per chain (default 2000)")
+    p.add_argument("--draws", type=int, default=DEFAULT_DRAWS, help=f"draws per chain (default {DEFAULT_DRAWS})")
+    p.add_argument("--tune", type=int, default=DEFAULT_TUNE, help=f"warm-up per chain (default {DEFAULT_TUNE})")
     p.add_argument("--chains", type=int, default=4, help="chains (default 4)")
     p.add_argument("--seed", type=int, default=0, help="sampler seed (default 0)")
     p.set_defaults(func=run)
