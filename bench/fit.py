@@ -6,9 +6,9 @@ Parts (run all by default; select with --part):
   fitted with each NUTS backend; wall time (compile + sampling), CPU time, min bulk ESS over the reported
   quantities, ESS per second, gate verdict.
 - ``scale``: the paper-scale workload (6 models x 6 dimensions x 5 methods x 12 items x 3 templates x 2 orders x 20
-  repetitions) fitted on aggregated cells with the default sampler, against a naive per-trial model (one Bernoulli /
-  categorical term per answer, same parameters, same sampler, shorter chains) fitted in the same run; and the
-  aggregated fit at 10x repetitions.
+  repetitions) fitted on aggregated cells with the default sampler until it passes the gate (1000 draws per chain,
+  doubled until it does), against a naive per-trial model (one Bernoulli / categorical term per answer, same
+  parameters, same sampler, shorter chains) fitted in the same run; and the aggregated fit at 10x repetitions.
 - ``coverage``: N simulated studies with known parameters (one compiled model, new data each time; 4 chains x 500
   draws after 500 warm-up): share of 90% HDIs of SC and of the explicit-implicit gap that contain the truth.
 
@@ -66,6 +66,19 @@ def _fit(design, *, sampler="nutpie", draws=1000, tune=1000, chains=4, model=Non
             "divergences": gate["divergences"], "table": table}  # fmt: skip
 
 
+def _fit_to_gate(design, *, draws: int = 1000, most: int = 8000) -> dict[str, object]:
+    """Fit with ``draws`` per chain, doubling them until the gate passes (at most ``most``): the time to a posterior
+    that passes, counting the failed attempts."""
+    total, attempts = 0.0, 0
+    while True:
+        res = _fit(design, draws=draws, tune=1000)
+        res.pop("table")
+        total, attempts = total + res["wall_s"], attempts + 1
+        if res["passed"] or draws >= most:
+            return {**res, "draws": draws, "attempts": attempts, "wall_to_gate_s": round(total, 1)}
+        draws *= 2
+
+
 def part_samplers(samplers: list[str]) -> dict[str, object]:
     sim = _study(units=2, traits=6, items=8, templates=3, orders=4, reps=10, seed=1)
     design = index_design(sim["binary"], ordinal=sim["ordinal"], scores=sim["scores"])
@@ -97,12 +110,10 @@ def part_scale(naive_draws: int) -> dict[str, object]:
     size = dict(units=6, traits=6, items=12, templates=3, orders=2, seed=3)
     sim = _study(reps=20, **size)
     design = index_design(sim["binary"], ordinal=sim["ordinal"], scores=sim["scores"])
-    agg = _fit(design)
-    agg.pop("table")
+    agg = _fit_to_gate(design)
     print("aggregated", agg, flush=True)
     sim10 = _study(reps=200, **size)
-    agg10 = _fit(index_design(sim10["binary"], ordinal=sim10["ordinal"], scores=sim10["scores"]))
-    agg10.pop("table")
+    agg10 = _fit_to_gate(index_design(sim10["binary"], ordinal=sim10["ordinal"], scores=sim10["scores"]))
     print("aggregated x10 reps", agg10, flush=True)
     naive_design = _per_trial(design)
     naive = _fit(naive_design, draws=naive_draws, tune=naive_draws, chains=4)
@@ -112,7 +123,7 @@ def part_scale(naive_draws: int) -> dict[str, object]:
             "cells": len(design.binary) + len(design.ordinal) + len(design.scores),
             "trials": int(design.binary["n"].sum() + design.ordinal_counts.sum()),
             "ess_per_s_ratio_vs_naive": round(agg["ess_per_s"] / naive["ess_per_s"], 1),
-            "time_ratio_10x_reps": round(agg10["wall_s"] / agg["wall_s"], 2)}  # fmt: skip
+            "time_ratio_10x_reps": round(agg10["wall_to_gate_s"] / agg["wall_to_gate_s"], 2)}  # fmt: skip
 
 
 def part_coverage(studies: int, prob: float = 0.9) -> dict[str, object]:
