@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 from psychometrics.bayes import index_design, simulate_study
-from psychometrics.bayes.model import _information, _item_weight, _partially_centred
+from psychometrics.bayes.model import _information, _items_centred, _partially_centred, _zero_sum_basis
 
 
 @pytest.mark.parametrize("w", [0.0, 0.3, 0.8, 1.0])
@@ -41,4 +41,14 @@ def test_information_counts_answers_per_effect():
 
 
 def test_item_effects_are_centred_only_when_the_data_pin_them_down():
-    assert _item_weight(_design(reps=1)) < 0.5 < _item_weight(_design(reps=40))
+    assert not _items_centred(_design(reps=1)) and _items_centred(_design(reps=40))
+
+
+def test_zero_sum_basis_is_orthonormal_and_spans_the_within_group_contrasts():
+    groups = ["a", "b", "a", "a", "c", "b"]  # unequal groups, one of a single member
+    h = _zero_sum_basis(groups)
+    assert h.shape == (6, 6 - 3)
+    np.testing.assert_allclose(h.T @ h, np.eye(3), atol=1e-12)
+    g = np.array(groups)
+    centring = np.eye(6) - (g[:, None] == g[None, :]) / (g[:, None] == g[None, :]).sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(h @ h.T, centring, atol=1e-12)
