@@ -23,16 +23,19 @@ def store(tmp_path_factory):
 
 
 def test_fit_json_reports_a_failed_gate_with_exit_status_1(store, tmp_path, capsys):
-    # 30 draws x 2 chains cannot reach ESS 400: the gate must fail, loudly, and the posterior is still written
+    # 30, then 60 draws x 2 chains cannot reach ESS 400: the gate must fail, loudly, and the posterior is still written
     out = tmp_path / "fit.nc"
-    code = main(["fit", str(store), "--json", "--out", str(out), "--draws", "30", "--tune", "100", "--chains", "2"])
+    code = main(["fit", str(store), "--json", "--out", str(out), "--draws", "30", "--tune", "100", "--chains", "2",
+                 "--max-draws", "60"])  # fmt: skip
     captured = capsys.readouterr()
     report = json.loads(captured.out)
     assert code == 1
     assert "FAILED" in captured.err
     diag = report["diagnostics"]
-    assert set(diag) == {"max_rhat", "min_ess_bulk", "min_ess_tail", "divergences", "passed"}
+    assert set(diag) == {"max_rhat", "min_ess_bulk", "min_ess_tail", "divergences", "passed", "draws"}
     assert diag["passed"] is False and diag["min_ess_bulk"] < 400
+    assert diag["draws"] == (30 if diag["divergences"] else 60)  # retried with twice the draws unless it diverged
+    assert f"with {diag['draws']} draws per chain" in captured.err
     rec = report["quantities"][0]
     assert list(rec) == ["quantity", "model", "dimension", "method", "mean", "hdi_low", "hdi_high", "p_direction"]
     kinds = {r["quantity"] for r in report["quantities"]}

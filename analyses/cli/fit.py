@@ -6,7 +6,7 @@ import argparse
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from analyses.fit import DEFAULT_DRAWS, DEFAULT_TUNE
+    from analyses.fit import DEFAULT_DRAWS, DEFAULT_MAX_DRAWS, DEFAULT_TUNE
 
     p = subparsers.add_parser(
         "fit",
@@ -24,6 +24,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--sampler", default="nutpie", choices=("nutpie", "pymc", "numpyro"), help="NUTS backend")
     p.add_argument("--draws", type=int, default=DEFAULT_DRAWS, help=f"draws per chain (default {DEFAULT_DRAWS})")
     p.add_argument("--tune", type=int, default=DEFAULT_TUNE, help=f"warm-up per chain (default {DEFAULT_TUNE})")
+    p.add_argument("--max-draws", type=int, default=DEFAULT_MAX_DRAWS,
+                   help=f"retry a fit that misses the gate on R-hat or ESS with twice the draws, up to this many "
+                        f"(default {DEFAULT_MAX_DRAWS}; 0 fits once)")  # fmt: skip
     p.add_argument("--chains", type=int, default=4, help="chains (default 4)")
     p.add_argument("--seed", type=int, default=0, help="sampler seed (default 0)")
     p.set_defaults(func=run)
@@ -42,10 +45,11 @@ def run(args: argparse.Namespace) -> int:
 
         meta = read_models_meta(args.models_file)
     fit = fit_responses(responses, models_meta=meta, sampler=args.sampler, draws=args.draws, tune=args.tune,
-                        chains=args.chains, seed=args.seed)  # fmt: skip
+                        chains=args.chains, seed=args.seed, max_draws=args.max_draws or None)  # fmt: skip
     if args.out:
         fit.save(args.out)
-    diag = {k: fit.diagnostics[k] for k in ("max_rhat", "min_ess_bulk", "min_ess_tail", "divergences", "passed")}
+    keys = ("max_rhat", "min_ess_bulk", "min_ess_tail", "divergences", "passed", "draws")
+    diag = {k: fit.diagnostics[k] for k in keys if k in fit.diagnostics}
     if args.json:
         records = json.loads(fit.quantities.to_json(orient="records"))
         print(json.dumps({"quantities": records, "diagnostics": diag}, indent=1))
@@ -58,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
     if not diag["passed"]:
         import sys
 
-        print("the fit FAILED its diagnostics gate (R-hat <= 1.01, ESS >= 400, no divergences)", file=sys.stderr)
+        print(f"the fit FAILED its diagnostics gate (R-hat <= 1.01, ESS >= 400, no divergences) with "
+              f"{diag.get('draws')} draws per chain", file=sys.stderr)  # fmt: skip
         return 1
     return 0

@@ -49,6 +49,7 @@ def fit_hierarchical(
     chains: int = 4,
     hdi_prob: float = 0.94,
     seed: int = 0,
+    max_draws: int | None = None,
 ) -> BayesFit:
     """Fit the hierarchical model and summarise every derived quantity with its HDI and probability of direction.
 
@@ -72,6 +73,10 @@ def fit_hierarchical(
         Mass of the highest-density intervals.
     seed : int
         Random seed of the sampler.
+    max_draws : int, optional
+        When the gate fails on R-hat or ESS alone (no divergence), sample again with twice the draws, up to this
+        many per chain; the last fit is returned and ``diagnostics["draws"]`` says how many it took. Divergences
+        are never sampled away: they mean the posterior's geometry is wrong, not that the chains are short.
 
     Returns
     -------
@@ -116,11 +121,17 @@ def fit_hierarchical(
     unknown = sorted({u for pair in base_tuned for u in pair} - known)
     if unknown:
         raise ValueError(f"base_tuned names unknown unit(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
-    run = sample(build_model(design), sampler=sampler, draws=draws, tune=tune, chains=chains, seed=seed)
-    labels, draws_arr = derived_draws(run.idata, design, base_tuned=base_tuned)
-    table = summarise(labels, draws_arr, hdi_prob=hdi_prob)
+    model = build_model(design)
+    while True:
+        run = sample(model, sampler=sampler, draws=draws, tune=tune, chains=chains, seed=seed)
+        labels, draws_arr = derived_draws(run.idata, design, base_tuned=base_tuned)
+        table = summarise(labels, draws_arr, hdi_prob=hdi_prob)
+        gate = diagnostics_gate(table, divergences=_arviz.divergences(run.idata))
+        gate["draws"] = draws
+        if gate["passed"] or gate["divergences"] or max_draws is None or 2 * draws > max_draws:
+            break
+        draws *= 2
     label_cols = ["quantity", columns.unit, columns.trait, columns.method]
-    gate = diagnostics_gate(table, divergences=_arviz.divergences(run.idata))
     quantities = table[[*label_cols, *_SUMMARY_COLUMNS]].copy()
     quantities.attrs = dict(table.attrs)
     return BayesFit(
