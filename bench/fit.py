@@ -37,7 +37,7 @@ from psychometrics.bayes import (
     simulate_study,
     summarise,
 )
-from psychometrics.bayes.sampling import sample
+from psychometrics.bayes.sampling import sample, single_threaded_blas
 
 COLS = {"unit": "model", "trait": "dimension"}
 METHODS = {"binary_methods": ("implicit", "ablated"), "ordinal_methods": ("explicit", "reflection"),
@@ -140,8 +140,9 @@ def part_coverage(studies: int, prob: float = 0.9) -> dict[str, object]:
         d = index_design(sim["binary"], ordinal=sim["ordinal"], scores=sim["scores"])
         data = {"k": d.binary["k"].to_numpy(dtype="int64"), "likert_counts": d.ordinal_counts.astype("int64"),
                 "score_z": d.scores["z"].to_numpy(dtype=float)}  # fmt: skip
-        idata = nutpie.sample(compiled.with_data(**data), draws=500, tune=500, chains=4, seed=seed,
-                              progress_bar=False)  # fmt: skip
+        with single_threaded_blas():
+            idata = nutpie.sample(compiled.with_data(**data), draws=500, tune=500, chains=4, seed=seed,
+                                  target_accept=0.95, progress_bar=False)  # fmt: skip
         labels, draws_arr = derived_draws(idata, d)
         table = summarise(labels, draws_arr, hdi_prob=prob)
         passed += diagnostics_gate(table, divergences=_arviz.divergences(idata))["passed"]
