@@ -8,7 +8,13 @@ import pytest
 from scipy import stats
 
 from psychometrics.bayes import index_design, simulate_study
-from psychometrics.bayes.model import _information, _items_centred, _partially_centred, _zero_sum_basis
+from psychometrics.bayes.model import (
+    _correlated_effects,
+    _information,
+    _item_weights,
+    _partially_centred,
+    _zero_sum_basis,
+)
 
 
 @pytest.mark.parametrize("w", [0.0, 0.3, 0.8, 1.0])
@@ -41,7 +47,21 @@ def test_information_counts_answers_per_effect():
 
 
 def test_item_effects_are_centred_only_when_the_data_pin_them_down():
-    assert not _items_centred(_design(reps=1)) and _items_centred(_design(reps=40))
+    for reps, centred in ((1, 0.0), (40, 1.0)):
+        d = _design(reps)
+        w = _item_weights(d, _zero_sum_basis(d.item_traits()))
+        binary = [d.methods.index(m) for m in ("implicit", "ablated")]
+        assert (w[:, binary] == centred).all()
+
+
+def test_correlated_effects_have_the_cholesky_covariance_whatever_the_centring():
+    cov = np.array([[1.0, 0.6, 0.3], [0.6, 1.0, -0.2], [0.3, -0.2, 0.5]])
+    weights = np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 0.0]])  # mixed centring within the matrix
+    with pm.Model(coords={"item_contrast": [0, 1]}):
+        y = pm.Deterministic("y", _correlated_effects(np.linalg.cholesky(cov), weights, ["a", "b", "c"]))
+    draws = pm.draw(y, draws=20000, random_seed=3)  # (draws, contrasts, methods)
+    for row in range(2):
+        np.testing.assert_allclose(np.cov(draws[:, row, :].T), cov, atol=0.05)
 
 
 def test_zero_sum_basis_is_orthonormal_and_spans_the_within_group_contrasts():

@@ -33,7 +33,7 @@ def build_model(design: Design, *, lkj_eta: float = 2.0) -> pm.Model:
     pymc.Model
         Free variables: ``beta`` (method logit mean, binary methods), ``tau_b``/``z_b`` (group spread and
         offsets), ``tau_o``/``z_o`` and ``cut`` (ordinal), ``a_s``/``sigma_s`` (scores), ``chol`` (LKJ Cholesky
-        factor with per-method item SDs) and ``z_item`` (non-centred) or ``raw_item`` (centred),
+        factor with per-method item SDs), ``z_item_<method>`` (item contrasts),
         ``sigma_tmpl``/``z_tmpl``, ``sigma_ord``/``z_ord``. Observed data are ``pm.Data`` containers ``k``, ``n``,
         ``likert_counts`` and
         ``score_z`` so a compiled model can be refitted on new data of the same design.
@@ -55,10 +55,11 @@ def build_model(design: Design, *, lkj_eta: float = 2.0) -> pm.Model:
     A score (standardised within method x template) is ``z ~ Normal(a_g + b_{i,m}, sigma_m)``: deterministic scores
     (log-probabilities, embedding effects) measure the same item effects without sampling noise.
 
-    Parameterisation follows the data [1]_ [2]_: a group, template or order effect is drawn centred where its answers
-    carry at least 9 times the prior's information (about 1/4 per answer), non-centred elsewhere; item effects are
-    centred when most item contrasts are. A small demo is thus non-centred and a paper-scale study centred: there the
-    non-centred form took 250 leapfrog steps per draw against 31. Zero-sum effects (items within a trait, templates
+    Parameterisation follows the data [1]_ [2]_: each group, template, order and item effect is drawn centred where
+    its answers carry at least 9 times the prior's information (about 1/4 per answer), non-centred elsewhere
+    (correlated item effects through the Cholesky factor's conditional normals, one method at a time). A small demo
+    is thus mostly non-centred and a paper-scale study centred: there the non-centred form took 250 leapfrog steps
+    per draw against 31. Zero-sum effects (items within a trait, templates
     and orders within a method) are drawn in an orthonormal basis of the zero-sum subspace, so no direction is left
     to the prior alone. The posterior is the same either way; only the geometry NUTS sees changes.
 
@@ -82,12 +83,10 @@ def build_model(design: Design, *, lkj_eta: float = 2.0) -> pm.Model:
         # item effects sum to zero within each trait (the group means carry the traits' levels), drawn in an
         # orthonormal basis of the zero-sum subspace: iid rows y ~ MvNormal(0, Sigma) give b = H y the law of centred
         # iid MvNormal effects, without the prior-only direction that centring afterwards leaves to the sampler
-        if h_item.shape[1] == 0:  # one item per trait: no item effects
+        if h_item.shape[1]:
+            y_item = _correlated_effects(chol, _item_weights(d, h_item), d.methods)
+        else:  # one item per trait: no item effects
             y_item = pt.zeros((0, n_m))
-        elif _items_centred(d):
-            y_item = pm.MvNormal("y_item", mu=np.zeros(n_m), chol=chol, dims=("item_contrast", "method"))
-        else:
-            y_item = pt.dot(pm.Normal("z_item", 0.0, 1.0, dims=("item_contrast", "method")), chol.T)
         b_item = pm.Deterministic("b_item", pt.dot(h_item, y_item) * d.item_mask(), dims=("item", "method"))
         # template and order effects sum to zero within each method, in the same way (a method with one level has
         # none: its level is the method mean)
@@ -230,12 +229,25 @@ def _weights(information: np.ndarray, scale: float) -> np.ndarray:
     return (x / (x + 1.0) >= 0.9).astype(float)
 
 
-def _items_centred(design: Design) -> bool:
-    """Whether the item effects are drawn centred: when most item contrasts of the methods seen on >= 2 items are
-    (:func:`_weights`, prior spread 0.5)."""
-    h = _zero_sum_basis(design.item_traits())
-    info = ((h**2).T @ _information(design)["item"])[:, design.item_mask() > 0]
-    return bool(info.size and np.mean(_weights(info, 0.5)) > 0.5)
+def _item_weights(design: Design, h: np.ndarray) -> np.ndarray:
+    """Centring (:func:`_weights`, prior spread 0.5) of each item contrast (rows of ``h``'s columns) x method."""
+    return _weights((h**2).T @ _information(design)["item"], 0.5)
+
+
+def _correlated_effects(chol: pt.TensorVariable, weights: np.ndarray, methods: list[str]) -> pt.TensorVariable:
+    """Rows ``y ~ MvNormal(0, L L')`` (contrasts x methods), each element centred or not as ``weights`` say.
+
+    Drawn method by method from the conditional normals the Cholesky factor gives,
+    ``y_m | z_<m ~ Normal(sum_j<m L_mj z_j, L_mm)`` with ``z_j`` the standardised earlier columns, so an element
+    pinned down by the data is drawn centred and a sparsely answered one non-centred within the same matrix.
+    """
+    columns, standard = [], []
+    for m, name in enumerate(methods):
+        mean = sum((chol[m, j] * standard[j] for j in range(m)), pt.zeros(weights.shape[0]))
+        offset = _partially_centred(f"z_item_{name}", mean, chol[m, m], weights[:, m], dims="item_contrast")
+        columns.append(mean + offset)
+        standard.append(offset / chol[m, m])
+    return pt.stack(columns, axis=1)
 
 
 def _partially_centred(name: str, mu: object, sigma: object, w: np.ndarray, **kwargs: object) -> pt.TensorVariable:
