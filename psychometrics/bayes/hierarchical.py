@@ -84,7 +84,7 @@ def fit_hierarchical(
         ``quantities`` has columns ``quantity``, the unit/trait/method columns (``model``, ``dimension``,
         ``method`` by default), ``mean``, ``hdi_low``, ``hdi_high``, ``p_direction``; ``attrs`` holds ``hdi_prob``
         and the null values directions are judged against. ``diagnostics`` is the gate of
-        :func:`psychometrics.bayes.diagnostics_gate`.
+        :func:`psychometrics.bayes.diagnostics_gate`, plus ``draws`` (per chain, of the fit returned).
 
     Notes
     -----
@@ -112,7 +112,7 @@ def fit_hierarchical(
     >>> sorted(fit.quantities["quantity"].unique())
     ['ablation_drop_ratio', 'gap_explicit_implicit', 'latent_correlation', 'sc']
     >>> sorted(fit.diagnostics)
-    ['divergences', 'failing', 'max_rhat', 'min_ess_bulk', 'min_ess_tail', 'passed']
+    ['divergences', 'draws', 'failing', 'max_rhat', 'min_ess_bulk', 'min_ess_tail', 'passed']
     """
     if not 0 < hdi_prob < 1:
         raise ValueError(f"hdi_prob must lie strictly between 0 and 1; got {hdi_prob}")
