@@ -1,1 +1,1 @@
-"""The reviewer questions, each composed from psychometrics over a responses table; and the CLI."""
+"""The reviewer questions, each composed from psychometrics over a responses table."""

@@ -7,7 +7,7 @@ import json
 import pytest
 from test_bayes_model import cells_to_responses
 
-from analyses.cli import main
+from cli import main
 from probes.store import write_responses
 from psychometrics.bayes import simulate_study
 

@@ -7,8 +7,8 @@ import json
 import pytest
 from test_reports_browser import check_report_in_browser
 
-from analyses.cli import main
-from analyses.demo import run_demo
+from cli import main
+from cli.demo import run_demo
 from probes.schema import response_id
 from probes.store import ResponseStore, read_study
 

@@ -1,4 +1,4 @@
-"""`bias-validity import` and `bias-validity report` end to end on real files (analyses.cli)."""
+"""`bias-validity import` and `bias-validity report` end to end on real files (cli)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import json
 import pandas as pd
 import pytest
 
-from analyses.cli import main
 from analyses.questions import simulate_responses
 from analyses.report import build_report
 from analyses.result import Verdict
+from cli import main
 from probes.store import read_responses
 
 INJECTED = "<script>document.title='pwned'</script>"
