@@ -14,7 +14,7 @@ def compare_models(fit: object, a: str, b: str, *, hdi_prob: float | None = None
     Parameters
     ----------
     fit : StudyFit
-        A fit from :func:`analyses.fit.fit_responses` that still holds its posterior (``idata``).
+        A fit from :func:`bias_validity.analyses.fit.fit_responses` that still holds its posterior (``idata``).
     a, b : str
         Model names as in the responses table.
     hdi_prob : float, optional
@@ -29,11 +29,11 @@ def compare_models(fit: object, a: str, b: str, *, hdi_prob: float | None = None
 
     Notes
     -----
-    The SCs are the design-averaged ones of :func:`psychometrics.bayes.group_scores`, so the difference carries
-    the shared item, template and order effects once (not twice, as two separate fits would).
+    The SCs are the design-averaged ones of :func:`bias_validity.psychometrics.bayes.group_scores`, so the difference
+    carries the shared item, template and order effects once (not twice, as two separate fits would).
     """
-    from psychometrics.bayes import group_scores
-    from psychometrics.bayes._arviz import summarise_draws
+    from bias_validity.psychometrics.bayes import group_scores
+    from bias_validity.psychometrics.bayes._arviz import summarise_draws
 
     if getattr(fit, "idata", None) is None or getattr(fit, "design", None) is None:
         raise ValueError("compare needs a fit with its posterior and design; fit the responses again")

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from probes.schema import Method, Status
+from bias_validity.probes.schema import Method, Status
 
 __all__ = ["BINARY_METHODS", "ORDINAL_METHODS", "SCORE_METHODS", "StudyFit", "responses_to_cells", "status_rates",
            "fit_responses", "load_fit"]  # fmt: skip
@@ -43,7 +43,7 @@ _WHOLE_SET = "WEAT"
 
 @dataclass
 class StudyFit:
-    """The Bayesian fit of a study, as :func:`analyses.report.build_report` and the CLI consume it."""
+    """The Bayesian fit of a study, as :func:`bias_validity.analyses.report.build_report` and the CLI consume it."""
 
     quantities: pd.DataFrame  #: quantity, model, dimension, method, mean, hdi_low, hdi_high, p_direction
     diagnostics: dict[str, object]  #: max_rhat, min_ess_bulk, min_ess_tail, divergences, passed, failing
@@ -55,7 +55,7 @@ class StudyFit:
 
     def save(self, path: str | Path) -> Path:
         """Write the posterior as ArviZ netCDF, with quantities and diagnostics in its attributes."""
-        from psychometrics.bayes._arviz import save_netcdf
+        from bias_validity.psychometrics.bayes._arviz import save_netcdf
 
         if self.idata is None:
             raise ValueError("this fit has no posterior to save")
@@ -69,7 +69,7 @@ def responses_to_cells(responses: pd.DataFrame) -> dict[str, pd.DataFrame]:
     Parameters
     ----------
     responses : DataFrame
-        The responses table (``probes.schema``).
+        The responses table (``bias_validity.probes.schema``).
 
     Returns
     -------
@@ -79,7 +79,7 @@ def responses_to_cells(responses: pd.DataFrame) -> dict[str, pd.DataFrame]:
 
     Examples
     --------
-    >>> from probes.schema import validate_responses
+    >>> from bias_validity.probes.schema import validate_responses
     >>> rows = [dict(response_id=str(r), model="m", dimension="race", method="implicit", template_id="T1",
     ...              item_id="race-01", order="ab", session=0, rep=r, status="ok", consistent=r % 2) for r in range(3)]
     >>> cells = responses_to_cells(validate_responses(pd.DataFrame(rows)))
@@ -134,10 +134,10 @@ def fit_responses(
     Parameters
     ----------
     responses : DataFrame
-        The responses table (``probes.schema``), e.g. ``probes.store.read_responses(path)``.
+        The responses table (``bias_validity.probes.schema``), e.g. ``bias_validity.probes.store.read_responses(path)``.
     models_meta : DataFrame, optional
-        Model metadata (:func:`analyses.models_meta.read_models_meta`); its base/aligned pairs of one family and
-        size give the ``base_vs_tuned`` contrasts.
+        Model metadata (:func:`bias_validity.analyses.models_meta.read_models_meta`); its base/aligned pairs of one
+        family and size give the ``base_vs_tuned`` contrasts.
     sampler : {"nutpie", "pymc", "numpyro"}
         NUTS backend.
     draws, tune, chains : int
@@ -148,7 +148,7 @@ def fit_responses(
         Sampler seed.
     max_draws : int, optional
         Retry a fit that misses the gate on R-hat or ESS alone with twice the draws, up to this many per chain
-        (:func:`psychometrics.bayes.fit_hierarchical`); None fits once.
+        (:func:`bias_validity.psychometrics.bayes.fit_hierarchical`); None fits once.
 
     Returns
     -------
@@ -158,11 +158,11 @@ def fit_responses(
 
     Notes
     -----
-    The model and its calibration are described in :func:`psychometrics.bayes.fit_hierarchical`; the mapping of
-    rows onto it in this module's docstring.
+    The model and its calibration are described in :func:`bias_validity.psychometrics.bayes.fit_hierarchical`; the
+    mapping of rows onto it in this module's docstring.
     """
-    from analyses.models_meta import base_tuned_pairs
-    from psychometrics.bayes import fit_hierarchical
+    from bias_validity.analyses.models_meta import base_tuned_pairs
+    from bias_validity.psychometrics.bayes import fit_hierarchical
 
     cells = responses_to_cells(responses)
     if all(len(v) == 0 for v in cells.values()):
@@ -193,7 +193,7 @@ def load_fit(path: str | Path, responses: pd.DataFrame | None = None) -> StudyFi
     """Read a fit saved by :meth:`StudyFit.save` (``bias-validity fit --out``); ``responses`` refreshes the rates."""
     import json
 
-    from psychometrics.bayes._arviz import load_netcdf, posterior_attrs
+    from bias_validity.psychometrics.bayes._arviz import load_netcdf, posterior_attrs
 
     idata = load_netcdf(path)
     attrs = posterior_attrs(idata)
@@ -216,7 +216,7 @@ def _io(text: str) -> object:
 def _attach(idata: object, fit: StudyFit) -> None:
     import json
 
-    from psychometrics.bayes._arviz import set_posterior_attrs
+    from bias_validity.psychometrics.bayes._arviz import set_posterior_attrs
 
     set_posterior_attrs(
         idata,

@@ -31,7 +31,7 @@ def read_models_meta(path: str | Path) -> pd.DataFrame:
 
     Examples
     --------
-    >>> from analyses.models_meta import _example_path
+    >>> from bias_validity.analyses.models_meta import _example_path
     >>> meta = read_models_meta(_example_path())
     >>> meta.loc[meta["model"] == "llama-3.1-405b-instruct", ["parameters", "training_tokens"]].iloc[0].tolist()
     [405.0, 15.0]
@@ -88,7 +88,7 @@ def base_tuned_pairs(meta: pd.DataFrame) -> list[tuple[str, str]]:
 
 
 def _example_path() -> Path:
-    return Path(str(resources.files("analyses") / "data" / "llama_models.csv"))
+    return Path(str(resources.files(__package__) / "data" / "llama_models.csv"))
 
 
 def llama_example() -> tuple[pd.DataFrame, dict[str, object]]:
@@ -98,7 +98,7 @@ def llama_example() -> tuple[pd.DataFrame, dict[str, object]]:
     -------
     tuple of (DataFrame, dict)
         The models table (:func:`read_models_meta` columns) and the verdict of
-        :func:`psychometrics.bayes.scaling_identifiability` with ``family`` given.
+        :func:`bias_validity.psychometrics.bayes.scaling_identifiability` with ``family`` given.
 
     Notes
     -----
@@ -114,7 +114,7 @@ def llama_example() -> tuple[pd.DataFrame, dict[str, object]]:
     >>> round(verdict["predictor_correlation"], 2)
     0.11
     """
-    from psychometrics.bayes.scaling import scaling_identifiability
+    from bias_validity.psychometrics.bayes.scaling import scaling_identifiability
 
     meta = read_models_meta(_example_path())
     return meta, scaling_identifiability(meta, family="family")

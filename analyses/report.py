@@ -7,11 +7,11 @@ from importlib import metadata
 
 import pandas as pd
 
-from analyses.questions import convergent, framing, gap, mtmm_tables, reflection, reliability, scaling
-from analyses.questions._common import check_responses
-from analyses.result import QuestionResult, ValidityReport, Verdict
-from analyses.summary import sc_table, status_counts
-from probes.schema import Status
+from bias_validity.analyses.questions import convergent, framing, gap, mtmm_tables, reflection, reliability, scaling
+from bias_validity.analyses.questions._common import check_responses
+from bias_validity.analyses.result import QuestionResult, ValidityReport, Verdict
+from bias_validity.analyses.summary import sc_table, status_counts
+from bias_validity.probes.schema import Status
 
 __all__ = ["EXAMPLES_PER_STATUS", "build_report"]
 
@@ -103,10 +103,10 @@ def build_report(
     Parameters
     ----------
     responses : pandas.DataFrame
-        The responses table (``probes.schema``), e.g. ``probes.store.read_responses(path)``.
+        The responses table (``bias_validity.probes.schema``), e.g. ``bias_validity.probes.store.read_responses(path)``.
     fit : object, optional
-        The Bayesian fit (``analyses.fit``): its ``quantities`` (derived quantities: ``quantity``, ``model``,
-        ``dimension``, ``method``, ``mean``, ``hdi_low``, ``hdi_high``, ``p_direction``) and ``diagnostics``
+        The Bayesian fit (``bias_validity.analyses.fit``): its ``quantities`` (derived quantities: ``quantity``,
+        ``model``, ``dimension``, ``method``, ``mean``, ``hdi_low``, ``hdi_high``, ``p_direction``) and ``diagnostics``
         (``max_rhat``, ``min_ess_bulk``, ``min_ess_tail``, ``divergences``, ``passed``). Without it the report
         rests on the classical intervals.
     models_meta : pandas.DataFrame, optional
@@ -121,7 +121,7 @@ def build_report(
     Returns
     -------
     ValidityReport
-        ``questions`` Q1-Q6 in order; ``sc_table`` (:func:`analyses.summary.sc_table`); ``status_counts``
+        ``questions`` Q1-Q6 in order; ``sc_table`` (:func:`bias_validity.analyses.summary.sc_table`); ``status_counts``
         (``model``, ``method``, ``status``, ``n``); ``posterior`` and ``diagnostics`` from ``fit``;
         ``provenance`` (``models``, ``design``, ``seeds``, ``runs``, package versions at collection and analysis,
         ``skipped methods``); ``extra_tables`` (``mtmm`` and ``mtmm_checks`` when at least 5 models allow it,
@@ -131,13 +131,13 @@ def build_report(
 
     Notes
     -----
-    Each question is computed by its module in :mod:`analyses.questions`; a question that cannot use the data
-    (e.g. a design too small for an interval) is reported as NOT_ESTIMABLE with the reason, so one unusable
+    Each question is computed by its module in :mod:`bias_validity.analyses.questions`; a question that cannot use the
+    data (e.g. a design too small for an interval) is reported as NOT_ESTIMABLE with the reason, so one unusable
     part never hides the rest of the report.
 
     Examples
     --------
-    >>> from analyses.questions import simulate_responses
+    >>> from bias_validity.analyses.questions import simulate_responses
     >>> rep = build_report(simulate_responses(seed=0))
     >>> [(q.question, q.verdict.value) for q in rep.questions][:3]
     [('Q1', 'not supported'), ('Q2', 'supported'), ('Q3', 'inconclusive')]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from probes.schema import Status
-from psychometrics.intervals import wilson_interval
+from bias_validity.probes.schema import Status
+from bias_validity.psychometrics.intervals import wilson_interval
 
 __all__ = ["sc_table", "status_counts", "STATUS_COLUMNS"]
 
@@ -18,7 +18,7 @@ def sc_table(responses: pd.DataFrame, *, ci: float = 0.95) -> pd.DataFrame:
 
     Parameters
     ----------
-    responses : the responses table (``probes.schema``).
+    responses : the responses table (``bias_validity.probes.schema``).
     ci : interval level.
 
     Returns

@@ -22,11 +22,11 @@ import math
 import os
 import time
 
-from probes import templates as tpl
-from probes.backends import GenerationRequest, load_backend
-from probes.design import Kind, build_design
-from probes.parse import parse_choice
-from probes.stimuli import load_dimensions
+from bias_validity.probes import templates as tpl
+from bias_validity.probes.backends import GenerationRequest, load_backend
+from bias_validity.probes.design import Kind, build_design
+from bias_validity.probes.parse import parse_choice
+from bias_validity.probes.stimuli import load_dimensions
 
 
 def _generate(backend, questions, bs):  # noqa: ANN001, ANN202

@@ -1,4 +1,4 @@
-"""Benchmark and calibration of the hierarchical Bayesian fit (psychometrics.bayes).
+"""Benchmark and calibration of the hierarchical Bayesian fit (bias_validity.psychometrics.bayes).
 
 Parts (run all by default; select with --part):
 
@@ -28,7 +28,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from psychometrics.bayes import (
+from bias_validity.psychometrics.bayes import (
     _arviz,
     build_model,
     derived_draws,
@@ -37,7 +37,7 @@ from psychometrics.bayes import (
     simulate_study,
     summarise,
 )
-from psychometrics.bayes.sampling import sample, single_threaded_blas
+from bias_validity.psychometrics.bayes.sampling import sample, single_threaded_blas
 
 COLS = {"unit": "model", "trait": "dimension"}
 METHODS = {"binary_methods": ("implicit", "ablated"), "ordinal_methods": ("explicit", "reflection"),

@@ -22,8 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from http_support import serve_model  # noqa: E402
 
-from probes.backends.base import GenerationRequest  # noqa: E402
-from probes.backends.openai_compat import load_openai_backend  # noqa: E402
+from bias_validity.probes.backends.base import GenerationRequest  # noqa: E402
+from bias_validity.probes.backends.openai_compat import load_openai_backend  # noqa: E402
 
 
 def _timed(base_url: str, model: str, concurrency: int, requests: list[GenerationRequest]) -> float:

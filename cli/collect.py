@@ -50,8 +50,8 @@ def backend_options(args: argparse.Namespace, spec: str) -> dict[str, object]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from probes.backends import load_backend
-    from probes.collect import collect
+    from bias_validity.probes.backends import load_backend
+    from bias_validity.probes.collect import collect
 
     incomplete = False
     for spec in args.model or ["hf:smollm2"]:

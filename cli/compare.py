@@ -25,9 +25,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import json
 
-    from analyses.compare import compare_models
-    from analyses.fit import fit_responses
-    from probes.store import read_responses
+    from bias_validity.analyses.compare import compare_models
+    from bias_validity.analyses.fit import fit_responses
+    from bias_validity.probes.store import read_responses
 
     a, b = args.models
     responses = read_responses(args.store)

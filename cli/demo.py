@@ -60,13 +60,13 @@ def run_demo(
     """
     import json
 
-    from analyses.fit import fit_responses
-    from analyses.report import build_report
-    from analyses.summary import sc_table
-    from probes.backends import load_backend
-    from probes.collect import collect
-    from probes.store import read_study
-    from reports import write_report
+    from bias_validity.analyses.fit import fit_responses
+    from bias_validity.analyses.report import build_report
+    from bias_validity.analyses.summary import sc_table
+    from bias_validity.probes.backends import load_backend
+    from bias_validity.probes.collect import collect
+    from bias_validity.probes.store import read_study
+    from bias_validity.reports import write_report
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -98,7 +98,6 @@ def run_demo(
     result.files = [summary_path, fit_path]
     result.files += [write_report(result.report, out / name) for name in ("report.html", "report.md")]
     return result
-
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -17,7 +17,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from probes.store import export_responses
+    from bias_validity.probes.store import export_responses
 
     n = export_responses(args.store, args.out)
     print(f"wrote {n} responses to {args.out}")

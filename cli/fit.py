@@ -6,7 +6,7 @@ import argparse
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from analyses.fit import DEFAULT_DRAWS, DEFAULT_MAX_DRAWS, DEFAULT_TUNE
+    from bias_validity.analyses.fit import DEFAULT_DRAWS, DEFAULT_MAX_DRAWS, DEFAULT_TUNE
 
     p = subparsers.add_parser(
         "fit",
@@ -35,13 +35,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import json
 
-    from analyses.fit import fit_responses
-    from probes.store import read_responses
+    from bias_validity.analyses.fit import fit_responses
+    from bias_validity.probes.store import read_responses
 
     responses = read_responses(args.store)
     meta = None
     if args.models_file:
-        from analyses.models_meta import read_models_meta
+        from bias_validity.analyses.models_meta import read_models_meta
 
         meta = read_models_meta(args.models_file)
     fit = fit_responses(responses, models_meta=meta, sampler=args.sampler, draws=args.draws, tune=args.tune,

@@ -9,10 +9,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "import",
         help="import a responses table (CSV, JSONL or Parquet) into a new store",
-        description="Validate a responses table in the documented schema (probes.schema: response_id, model, "
-        "dimension, method, template_id, item_id, order, session, rep, status, ...) and write it into a new SQLite "
-        "store. A missing column, a wrong type or an unknown status is reported with its row and field, and nothing "
-        "is written.",
+        description="Validate a responses table in the documented schema (bias_validity.probes.schema: response_id, "
+        "model, dimension, method, template_id, item_id, order, session, rep, status, ...) and write it into a new "
+        "SQLite store. A missing column, a wrong type or an unknown status is reported with its row and field, and "
+        "nothing is written.",
         epilog="Example: bias-validity import responses.csv --out study.sqlite",
     )
     p.add_argument("file", help="the responses table: .csv, .jsonl or .parquet")
@@ -26,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
     import pandas as pd
     import pyarrow
 
-    from probes.store import read_table_file, write_responses
+    from bias_validity.probes.store import read_table_file, write_responses
 
     try:
         table = read_table_file(args.file)

@@ -28,9 +28,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from analyses.report import build_report
-    from probes.store import read_study
-    from reports import REPORT_SUFFIXES, write_report
+    from bias_validity.analyses.report import build_report
+    from bias_validity.probes.store import read_study
+    from bias_validity.reports import REPORT_SUFFIXES, write_report
 
     if Path(args.out).suffix.lower() not in REPORT_SUFFIXES:
         raise ValueError(f"{args.out}: unknown report format; use one of {', '.join(REPORT_SUFFIXES)}")
@@ -38,16 +38,16 @@ def run(args: argparse.Namespace) -> int:
     responses = study.responses
     models_meta = None
     if args.models_file:
-        from analyses.models_meta import read_models_meta
+        from bias_validity.analyses.models_meta import read_models_meta
 
         models_meta = read_models_meta(args.models_file)
     fit = None
     if args.fit:
-        from analyses.fit import load_fit
+        from bias_validity.analyses.fit import load_fit
 
         fit = load_fit(args.fit, responses)
     elif not args.no_fit:
-        from analyses.fit import fit_responses
+        from bias_validity.analyses.fit import fit_responses
 
         fit = fit_responses(responses, models_meta=models_meta, seed=args.seed)
     report = build_report(responses, fit=fit, models_meta=models_meta, skipped=study.skipped, runs=study.runs,

@@ -21,8 +21,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import json
 
-    from analyses.summary import sc_table
-    from probes.store import read_study
+    from bias_validity.analyses.summary import sc_table
+    from bias_validity.probes.store import read_study
 
     study = read_study(args.store)
     table, skipped = sc_table(study.responses), study.skipped

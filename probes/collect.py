@@ -20,14 +20,14 @@ from pathlib import Path
 
 import numpy as np
 
-from probes import templates as tpl
-from probes.backends.base import Backend, Capability, Completion, GenerationRequest, Unsupported
-from probes.design import WEAT_ITEM, Kind, Question, build_design, reflection_questions
-from probes.parse import parse_choice, parse_likert
-from probes.schema import Method, Status
-from probes.stimuli import Dimension, load_dimensions
-from probes.store import ResponseStore
-from probes.weat import pair_association, weat_effect_size
+from bias_validity.probes import templates as tpl
+from bias_validity.probes.backends.base import Backend, Capability, Completion, GenerationRequest, Unsupported
+from bias_validity.probes.design import WEAT_ITEM, Kind, Question, build_design, reflection_questions
+from bias_validity.probes.parse import parse_choice, parse_likert
+from bias_validity.probes.schema import Method, Status
+from bias_validity.probes.stimuli import Dimension, load_dimensions
+from bias_validity.probes.store import ResponseStore
+from bias_validity.probes.weat import pair_association, weat_effect_size
 
 __all__ = ["collect", "CollectSummary", "ALL_METHODS"]
 
@@ -85,7 +85,7 @@ def collect(
 
     Parameters
     ----------
-    backend : the model to ask (see ``probes.backends.load_backend``).
+    backend : the model to ask (see ``bias_validity.probes.backends.load_backend``).
     store : a :class:`ResponseStore` or the path of its SQLite file.
     dimensions, methods : subsets of the stimulus dimensions and methods (all when None).
     sessions, reps : measurement occasions (test-retest) and repetitions within each, for sampled methods.

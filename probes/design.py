@@ -22,9 +22,9 @@ import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from probes import templates as tpl
-from probes.schema import Method, response_id
-from probes.stimuli import Dimension, Item
+from bias_validity.probes import templates as tpl
+from bias_validity.probes.schema import Method, response_id
+from bias_validity.probes.stimuli import Dimension, Item
 
 __all__ = [
     "Question",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from probes.schema import Status
+from bias_validity.probes.schema import Status
 
 __all__ = ["ParsedChoice", "ParsedLikert", "parse_choice", "parse_likert"]
 
@@ -77,8 +77,8 @@ def parse_choice(text: str, candidates: tuple[str, str]) -> ParsedChoice:
     Returns
     -------
     ParsedChoice
-        ``status`` (a :class:`probes.schema.Status` value), and ``first``/``second`` as spelled in ``candidates``
-        when the status is ``ok``, else None.
+        ``status`` (a :class:`bias_validity.probes.schema.Status` value), and ``first``/``second`` as spelled in
+        ``candidates`` when the status is ``ok``, else None.
 
     Notes
     -----
@@ -143,7 +143,7 @@ def parse_likert(text: str) -> ParsedLikert:
     Returns
     -------
     ParsedLikert
-        ``status`` (a :class:`probes.schema.Status` value) and ``value`` (1-5 when ok, else None).
+        ``status`` (a :class:`bias_validity.probes.schema.Status` value) and ``value`` (1-5 when ok, else None).
 
     Notes
     -----

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from probes.schema import COLUMNS, SCHEMA_VERSION, Status, validate_responses
+from bias_validity.probes.schema import COLUMNS, SCHEMA_VERSION, Status, validate_responses
 
 __all__ = [
     "ResponseStore",

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from probes.schema import Method
+from bias_validity.probes.schema import Method
 
 __all__ = [
     "ABLATION_INSTRUCTION",

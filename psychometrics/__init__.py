@@ -1,24 +1,24 @@
 """Statistics that know nothing of LLMs: intervals, reliability, validity and Bayesian models.
 
 Plain DataFrames and arrays in (column names passed as keyword arguments), tidy DataFrames out, with interval
-settings in ``df.attrs``. The Bayesian models live in ``psychometrics.bayes``; their names are re-exported here
-lazily, so importing the classical statistics does not import PyMC.
+settings in ``df.attrs``. The Bayesian models live in ``bias_validity.psychometrics.bayes``; their names are re-exported
+here lazily, so importing the classical statistics does not import PyMC.
 """
 
-from psychometrics.agreement import cohen_kappa, fleiss_kappa, krippendorff_alpha
-from psychometrics.bootstrap import bootstrap_ci
-from psychometrics.framing import FramingVerdict, ablation_drop_ratio, position_bias
-from psychometrics.intervals import (
+from bias_validity.psychometrics.agreement import cohen_kappa, fleiss_kappa, krippendorff_alpha
+from bias_validity.psychometrics.bootstrap import bootstrap_ci
+from bias_validity.psychometrics.framing import FramingVerdict, ablation_drop_ratio, position_bias
+from bias_validity.psychometrics.intervals import (
     agresti_caffo_diff_interval,
     clopper_pearson_interval,
     failure_rate,
     newcombe_diff_interval,
     wilson_interval,
 )
-from psychometrics.mtmm import MTMMResult, mtmm
-from psychometrics.reference import compare_to_human, human_iat_reference
-from psychometrics.reliability import ICC_FORMS, cronbach_alpha, icc, spearman_brown, split_half
-from psychometrics.validity import convergent_validity, correlation_ci, disattenuate, rank_agreement
+from bias_validity.psychometrics.mtmm import MTMMResult, mtmm
+from bias_validity.psychometrics.reference import compare_to_human, human_iat_reference
+from bias_validity.psychometrics.reliability import ICC_FORMS, cronbach_alpha, icc, spearman_brown, split_half
+from bias_validity.psychometrics.validity import convergent_validity, correlation_ci, disattenuate, rank_agreement
 
 _BAYES = (
     "BayesFit",
@@ -64,14 +64,14 @@ __all__ = [
     # human reference
     "human_iat_reference",
     "compare_to_human",
-    # Bayesian models (lazy: psychometrics.bayes imports PyMC)
+    # Bayesian models (lazy: bias_validity.psychometrics.bayes imports PyMC)
     *_BAYES,
 ]
 
 
 def __getattr__(name: str) -> object:
     if name in _BAYES:
-        from psychometrics import bayes
+        from bias_validity.psychometrics import bayes
 
         return getattr(bayes, name)
     raise AttributeError(f"module 'psychometrics' has no attribute {name!r}")

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from psychometrics._checks import check_ci
+from bias_validity.psychometrics._checks import check_ci
 
 __all__ = ["BOOTSTRAP_METHODS", "bootstrap_ci"]
 

@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from psychometrics._checks import check_ci, check_columns, numeric_values
-from psychometrics.bootstrap import _bootstrap_interval
-from psychometrics.intervals import newcombe_diff_interval, wilson_interval
+from bias_validity.psychometrics._checks import check_ci, check_columns, numeric_values
+from bias_validity.psychometrics.bootstrap import _bootstrap_interval
+from bias_validity.psychometrics.intervals import newcombe_diff_interval, wilson_interval
 
 __all__ = ["FramingVerdict", "ablation_drop_ratio", "position_bias"]
 

@@ -2,7 +2,7 @@
 
 statsmodels does the work (``proportion_confint``, ``confint_proportions_2indep``); this module validates input,
 vectorises over cells and returns tidy DataFrames with the interval settings in ``df.attrs``. For any other
-statistic see :mod:`psychometrics.bootstrap`.
+statistic see :mod:`bias_validity.psychometrics.bootstrap`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from psychometrics._checks import check_ci, check_columns
+from bias_validity.psychometrics._checks import check_ci, check_columns
 
 __all__ = [
     "wilson_interval",

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from psychometrics._checks import check_ci, check_columns, numeric_values
+from bias_validity.psychometrics._checks import check_ci, check_columns, numeric_values
 
 __all__ = ["MIN_UNITS", "MTMMResult", "mtmm"]
 

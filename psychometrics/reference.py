@@ -6,8 +6,8 @@ from importlib import resources
 
 import pandas as pd
 
-from psychometrics._checks import check_columns
-from psychometrics.validity import rank_agreement
+from bias_validity.psychometrics._checks import check_columns
+from bias_validity.psychometrics.validity import rank_agreement
 
 __all__ = ["HUMAN_IAT_SOURCE", "DIMENSION_TO_IAT", "human_iat_reference", "compare_to_human"]
 
@@ -49,7 +49,7 @@ def human_iat_reference() -> pd.DataFrame:
     1  race  1851445              0.71
     3   age   588230              1.12
     """
-    with resources.files("psychometrics").joinpath("data/human_iat_reference.csv").open("r", encoding="utf-8") as f:
+    with resources.files(__package__).joinpath("data/human_iat_reference.csv").open("r", encoding="utf-8") as f:
         table = pd.read_csv(f)
     table.attrs["source"] = HUMAN_IAT_SOURCE
     return table
@@ -83,12 +83,12 @@ def compare_to_human(
         Dimension name -> reference ``iat`` name; default :data:`DIMENSION_TO_IAT`. Unmapped dimensions are left
         out and listed in ``attrs["unmatched"]``.
     ci, n_resamples, seed
-        As in :func:`psychometrics.validity.rank_agreement`.
+        As in :func:`bias_validity.psychometrics.validity.rank_agreement`.
 
     Returns
     -------
     pandas.DataFrame
-        The :func:`psychometrics.validity.rank_agreement` rows (``x``, ``y``, ``method``, ``n``, ``r``,
+        The :func:`bias_validity.psychometrics.validity.rank_agreement` rows (``x``, ``y``, ``method``, ``n``, ``r``,
         ``p_value``, ``interval``, ``ci_low``, ``ci_high``; ``x`` = ``effect``, ``y`` = ``human``).
         ``attrs`` adds ``matched`` (dimension -> iat), ``unmatched`` and ``source``.
 

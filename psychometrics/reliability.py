@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from psychometrics._checks import check_ci, to_wide
+from bias_validity.psychometrics._checks import check_ci, to_wide
 
 __all__ = ["ICC_FORMS", "icc", "spearman_brown", "split_half", "cronbach_alpha"]
 

@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from psychometrics._checks import check_ci, check_columns, numeric_values, to_wide
-from psychometrics.bootstrap import _bootstrap_interval
+from bias_validity.psychometrics._checks import check_ci, check_columns, numeric_values, to_wide
+from bias_validity.psychometrics.bootstrap import _bootstrap_interval
 
 __all__ = ["CORRELATION_METHODS", "correlation_ci", "disattenuate", "convergent_validity", "rank_agreement"]
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from analyses.result import ValidityReport, Verdict
-from reports import figures
+from bias_validity.analyses.result import ValidityReport, Verdict
+from bias_validity.reports import figures
 
 __all__ = [
     "Table",

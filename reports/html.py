@@ -9,8 +9,8 @@ from importlib import resources
 
 import pandas as pd
 
-from analyses.result import ValidityReport
-from reports import _sections as s
+from bias_validity.analyses.result import ValidityReport
+from bias_validity.reports import _sections as s
 
 __all__ = ["render_html"]
 
@@ -25,7 +25,7 @@ def render_html(report: ValidityReport) -> str:
 
     Parameters
     ----------
-    report : analyses.result.ValidityReport
+    report : bias_validity.analyses.result.ValidityReport
         What ``analyses`` computed; nothing is recomputed here.
 
     Returns
@@ -50,7 +50,7 @@ def render_html(report: ValidityReport) -> str:
 
     Examples
     --------
-    >>> from analyses.result import QuestionResult, ValidityReport, Verdict
+    >>> from bias_validity.analyses.result import QuestionResult, ValidityReport, Verdict
     >>> q = QuestionResult("Q3", "Framing", Verdict.NOT_ESTIMABLE, "<b>no</b> ablated answers", "0 answers")
     >>> page = render_html(ValidityReport([q], sc_table=pd.DataFrame(), status_counts=pd.DataFrame()))
     >>> "&lt;b&gt;no&lt;/b&gt; ablated answers" in page, "<b>no</b>" in page
@@ -62,7 +62,7 @@ def render_html(report: ValidityReport) -> str:
     banner = s.failure_banner(report)
     nav = "".join(f'<a href="#{sec.key}">{escape(sec.title)}</a>' for sec in sections)
     body = "\n".join(_section(sec) for sec in sections)
-    css = resources.files("reports").joinpath("assets/report.css").read_text(encoding="utf-8")
+    css = resources.files(__package__).joinpath("assets/report.css").read_text(encoding="utf-8")
     top = _block(banner) if banner else ""
     return (
         "<!DOCTYPE html>\n"

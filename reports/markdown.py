@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from analyses.result import ValidityReport
-from reports import _sections as s
+from bias_validity.analyses.result import ValidityReport
+from bias_validity.reports import _sections as s
 
 __all__ = ["render_markdown"]
 
@@ -17,15 +17,15 @@ def render_markdown(report: ValidityReport) -> str:
 
     Parameters
     ----------
-    report : analyses.result.ValidityReport
+    report : bias_validity.analyses.result.ValidityReport
         What ``analyses`` computed; nothing is recomputed here.
 
     Returns
     -------
     str
         A Markdown document with the HTML report's sections in the same order (see
-        :func:`reports.html.render_html`); each figure is replaced by a line naming it and the table of its data.
-        A missing part renders as "not available: <reason>".
+        :func:`bias_validity.reports.html.render_html`); each figure is replaced by a line naming it and the table of
+        its data. A missing part renders as "not available: <reason>".
 
     Notes
     -----
@@ -36,7 +36,7 @@ def render_markdown(report: ValidityReport) -> str:
     Examples
     --------
     >>> import pandas as pd
-    >>> from analyses.result import QuestionResult, ValidityReport, Verdict
+    >>> from bias_validity.analyses.result import QuestionResult, ValidityReport, Verdict
     >>> q = QuestionResult("Q1", "Reliability", Verdict.SUPPORTED, "ICC 0.81 [0.70, 0.88]", "a|b `x`")
     >>> md = render_markdown(ValidityReport([q], sc_table=pd.DataFrame(), status_counts=pd.DataFrame()))
     >>> print(md.splitlines()[8])

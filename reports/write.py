@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analyses.result import ValidityReport
+from bias_validity.analyses.result import ValidityReport
 
 __all__ = ["write_report", "REPORT_SUFFIXES"]
 
@@ -17,7 +17,7 @@ def write_report(report: ValidityReport, path: str | Path) -> Path:
 
     Parameters
     ----------
-    report : analyses.result.ValidityReport
+    report : bias_validity.analyses.result.ValidityReport
         The report to render.
     path : str or pathlib.Path
         Destination; its extension (case-insensitive) picks the format. Missing parent folders are created.
@@ -51,11 +51,11 @@ def write_report(report: ValidityReport, path: str | Path) -> Path:
             f"report path '{path}' has extension '{path.suffix}'; valid extensions: {', '.join(REPORT_SUFFIXES)}"
         )
     if suffix == ".md":
-        from reports.markdown import render_markdown
+        from bias_validity.reports.markdown import render_markdown
 
         text = render_markdown(report)
     else:
-        from reports.html import render_html
+        from bias_validity.reports.html import render_html
 
         text = render_html(report)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,4 @@
-"""The six reviewer questions on simulated responses tables with known truth (analyses.questions)."""
+"""The six reviewer questions on simulated responses tables with known truth (bias_validity.analyses.questions)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,16 @@ import pandas as pd
 import pytest
 from scipy.special import expit, logit
 
-from analyses.questions import convergent, framing, gap, reflection, reliability, scaling, simulate_responses
-from analyses.result import Verdict
+from bias_validity.analyses.questions import (
+    convergent,
+    framing,
+    gap,
+    reflection,
+    reliability,
+    scaling,
+    simulate_responses,
+)
+from bias_validity.analyses.result import Verdict
 
 SEEDS = range(4)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from probes.backends import load_backend
-from probes.backends.base import Capability, GenerationRequest
+from bias_validity.probes.backends import load_backend
+from bias_validity.probes.backends.base import Capability, GenerationRequest
 
 
 def test_name_capabilities_and_shape(glove):

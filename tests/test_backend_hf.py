@@ -7,10 +7,10 @@ import json
 import numpy as np
 import pytest
 
-from probes.backends import load_backend
-from probes.backends.base import Capability, GenerationRequest, Unsupported
-from probes.backends.hf import load_hf_backend
-from probes.backends.model_cache import converted_model_dir, model_dir_for
+from bias_validity.probes.backends import load_backend
+from bias_validity.probes.backends.base import Capability, GenerationRequest, Unsupported
+from bias_validity.probes.backends.hf import load_hf_backend
+from bias_validity.probes.backends.model_cache import converted_model_dir, model_dir_for
 
 COLOUR = ({"role": "user", "content": "Name a colour."},)
 ANIMAL = ({"role": "system", "content": "Answer briefly."}, {"role": "user", "content": "Which animal barks? Say why."})
@@ -187,7 +187,7 @@ def test_converted_copy_matches_the_gguf_load(smollm2):
     import torch
     from transformers import AutoModelForCausalLM
 
-    from probes.backends.packaged import gguf_path
+    from bias_validity.probes.backends.packaged import gguf_path
 
     gguf = gguf_path("smollm2", assemble_dir=smollm2.model_dir.parent)
     direct = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)

@@ -7,9 +7,9 @@ import json
 import pytest
 from test_bayes_model import cells_to_responses
 
-from cli import main
-from probes.store import write_responses
-from psychometrics.bayes import simulate_study
+from bias_validity.cli import main
+from bias_validity.probes.store import write_responses
+from bias_validity.psychometrics.bayes import simulate_study
 
 
 @pytest.fixture(scope="module")

@@ -12,10 +12,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analyses.compare import compare_models
-from analyses.fit import fit_responses, load_fit, responses_to_cells
-from probes.schema import response_id, validate_responses
-from psychometrics.bayes import simulate_study
+from bias_validity.analyses.compare import compare_models
+from bias_validity.analyses.fit import fit_responses, load_fit, responses_to_cells
+from bias_validity.probes.schema import response_id, validate_responses
+from bias_validity.psychometrics.bayes import simulate_study
 
 
 def cells_to_responses(sim: dict[str, pd.DataFrame], *, refusals: int = 0) -> pd.DataFrame:

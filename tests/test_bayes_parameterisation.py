@@ -7,8 +7,8 @@ import pymc as pm
 import pytest
 from scipy import stats
 
-from psychometrics.bayes import index_design, simulate_study
-from psychometrics.bayes.model import (
+from bias_validity.psychometrics.bayes import index_design, simulate_study
+from bias_validity.psychometrics.bayes.model import (
     _correlated_effects,
     _information,
     _item_weights,

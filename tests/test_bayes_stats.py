@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analyses.models_meta import base_tuned_pairs, llama_example, read_models_meta
-from psychometrics.bayes import diagnostics_gate, sample, scaling_identifiability, summarise
+from bias_validity.analyses.models_meta import base_tuned_pairs, llama_example, read_models_meta
+from bias_validity.psychometrics.bayes import diagnostics_gate, sample, scaling_identifiability, summarise
 
 
 def test_scaling_matches_the_two_predictor_closed_forms():

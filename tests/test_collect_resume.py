@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from probes.store import read_responses
+from bias_validity.probes.store import read_responses
 
 ARGS = ["--model", "hf:smollm2", "--dimensions", "gender_career", "--items-per-dimension", "1", "--methods",
         "implicit", "explicit", "reflection", "logprob", "--sessions", "1", "--reps", "2", "--batch-size", "8",
@@ -24,7 +24,7 @@ ARGS = ["--model", "hf:smollm2", "--dimensions", "gender_career", "--items-per-d
 
 def _collect(out, *, kill_after_rows: int | None = None) -> int | None:
     """Run the CLI; with ``kill_after_rows`` SIGKILL it once the store holds at least that many rows."""
-    cmd = [sys.executable, "-c", "import sys; from cli import main; sys.exit(main())", "collect", *ARGS,
+    cmd = [sys.executable, "-c", "import sys; from bias_validity.cli import main; sys.exit(main())", "collect", *ARGS,
            "--out", str(out)]  # fmt: skip
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env={**os.environ})
     if kill_after_rows is None:

@@ -7,10 +7,10 @@ import json
 import pytest
 from test_reports_browser import check_report_in_browser
 
-from cli import main
-from cli.demo import run_demo
-from probes.schema import response_id
-from probes.store import ResponseStore, read_study
+from bias_validity.cli import main
+from bias_validity.cli.demo import run_demo
+from bias_validity.probes.schema import response_id
+from bias_validity.probes.store import ResponseStore, read_study
 
 INJECTED = "<script>document.title='pwned'</script><img src=x onerror=\"document.body.dataset.pwned=1\">"
 

@@ -6,8 +6,8 @@ from collections import Counter
 
 import pytest
 
-from probes.design import IMPLICIT_ORDERS, Kind, build_design
-from probes.stimuli import load_dimension
+from bias_validity.probes.design import IMPLICIT_ORDERS, Kind, build_design
+from bias_validity.probes.stimuli import load_dimension
 
 
 @pytest.fixture(scope="module")

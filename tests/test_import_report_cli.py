@@ -1,4 +1,4 @@
-"""`bias-validity import` and `bias-validity report` end to end on real files (cli)."""
+"""`bias-validity import` and `bias-validity report` end to end on real files (bias_validity.cli)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import json
 import pandas as pd
 import pytest
 
-from analyses.questions import simulate_responses
-from analyses.report import build_report
-from analyses.result import Verdict
-from cli import main
-from probes.store import read_responses
+from bias_validity.analyses.questions import simulate_responses
+from bias_validity.analyses.report import build_report
+from bias_validity.analyses.result import Verdict
+from bias_validity.cli import main
+from bias_validity.probes.store import read_responses
 
 INJECTED = "<script>document.title='pwned'</script>"
 

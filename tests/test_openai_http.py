@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from http_support import FaultProxy, free_port, serve_model
 
-from probes.backends._http_retry import RetryPolicy, backoff_delay
-from probes.backends.base import Capability, GenerationRequest, Unsupported
-from probes.backends.openai_compat import load_openai_backend
-from probes.schema import Status
+from bias_validity.probes.backends._http_retry import RetryPolicy, backoff_delay
+from bias_validity.probes.backends.base import Capability, GenerationRequest, Unsupported
+from bias_validity.probes.backends.openai_compat import load_openai_backend
+from bias_validity.probes.schema import Status
 
 KEY_ENV = "BV_TEST_OPENAI_KEY"
 KEY = "sk-bv-test-9f3c2a71e5d84b06-do-not-leak"
@@ -134,8 +134,8 @@ def test_full_jitter_backoff_bounds_and_mean():
 def test_collect_end_to_end_through_faults_then_rerun_fills_gaps(served, api_key, tmp_path, capsys, caplog):
     """A small design through the proxy: the first run (no retries) leaves error rows, the rerun fills them; the
     key reaches the server in the header and nowhere else (store bytes, logs, stdout/stderr, errors, provenance)."""
-    from probes.collect import collect  # the runner; imported here so the backend tests above stand alone
-    from probes.store import ResponseStore, read_responses
+    from bias_validity.probes.collect import collect  # the runner; imported here so the backend tests above stand alone
+    from bias_validity.probes.store import ResponseStore, read_responses
 
     caplog.set_level(logging.DEBUG)
     store = tmp_path / "responses.sqlite"

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from probes.parse import ParsedChoice, ParsedLikert, parse_choice, parse_likert
-from probes.schema import Status
+from bias_validity.probes.parse import ParsedChoice, ParsedLikert, parse_choice, parse_likert
+from bias_validity.probes.schema import Status
 
 DATA = Path(__file__).parent / "data" / "smollm2_outputs.jsonl"
 ROWS = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines() if line.strip()]

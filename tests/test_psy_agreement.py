@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from psychometrics.agreement import cohen_kappa, fleiss_kappa, krippendorff_alpha
+from bias_validity.psychometrics.agreement import cohen_kappa, fleiss_kappa, krippendorff_alpha
 
 NAN = np.nan
 # Krippendorff (2011), "Computing Krippendorff's alpha-reliability", section C: 4 coders x 12 units, missing data.

@@ -4,8 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from psychometrics.framing import FramingVerdict, ablation_drop_ratio, position_bias
-from psychometrics.intervals import newcombe_diff_interval
+from bias_validity.psychometrics.framing import FramingVerdict, ablation_drop_ratio, position_bias
+from bias_validity.psychometrics.intervals import newcombe_diff_interval
 
 
 def _answers(rng, p_implicit, p_ablated, n):

@@ -5,8 +5,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from psychometrics.bootstrap import bootstrap_ci
-from psychometrics.intervals import (
+from bias_validity.psychometrics.bootstrap import bootstrap_ci
+from bias_validity.psychometrics.intervals import (
     agresti_caffo_diff_interval,
     clopper_pearson_interval,
     failure_rate,

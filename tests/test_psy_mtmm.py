@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from psychometrics.mtmm import mtmm
+from bias_validity.psychometrics.mtmm import mtmm
 
 
 def _simulate(rng, n_units, n_traits, trait_sd, method_sd, noise_sd, methods=("implicit", "logprob", "embedding")):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-import psychometrics
+from bias_validity import psychometrics
 
 PACKAGE = Path(psychometrics.__file__).parent
 MODULES = ["intervals", "bootstrap", "reliability", "agreement", "validity", "mtmm", "framing", "reference"]

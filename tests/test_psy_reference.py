@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from psychometrics.reference import compare_to_human, human_iat_reference
+from bias_validity.psychometrics.reference import compare_to_human, human_iat_reference
 
 
 def test_reference_table_holds_published_figures():

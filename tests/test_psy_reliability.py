@@ -5,7 +5,7 @@ import pandas as pd
 import pingouin
 import pytest
 
-from psychometrics.reliability import ICC_FORMS, cronbach_alpha, icc, spearman_brown, split_half
+from bias_validity.psychometrics.reliability import ICC_FORMS, cronbach_alpha, icc, spearman_brown, split_half
 
 SHROUT_FLEISS = [[9, 2, 5, 8], [6, 1, 3, 2], [8, 4, 6, 8], [7, 1, 2, 6], [10, 5, 6, 9], [6, 2, 4, 7]]
 
@@ -146,7 +146,7 @@ def test_cronbach_alpha_constant_scores_nan():
 
 def test_pingouin_labels_of_every_version_map_to_stable_forms():
     """pingouin <= 0.5 labelled rows ICC1 ... ICC3k with a Description; >= 0.6 uses ICC(1,1) ... ICC(C,k)."""
-    from psychometrics.reliability import _stable_form
+    from bias_validity.psychometrics.reliability import _stable_form
 
     old = pd.DataFrame(
         {

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from psychometrics.validity import convergent_validity, correlation_ci, disattenuate, rank_agreement
+from bias_validity.psychometrics.validity import convergent_validity, correlation_ci, disattenuate, rank_agreement
 
 
 def _bivariate(rng: np.random.Generator, rho: float, n: int) -> pd.DataFrame:

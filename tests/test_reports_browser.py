@@ -26,7 +26,7 @@ from test_reports_data import (
     table_rows,
 )
 
-from reports import write_report
+from bias_validity.reports import write_report
 
 WINDOW = (1280, 2400)
 _FLAGS = (

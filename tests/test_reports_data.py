@@ -1,8 +1,8 @@
 """Validity reports to render in the report tests, and a small HTML tree parser to inspect what was rendered.
 
 The realistic report is built the way ``analyses`` builds one: a simulated responses table in the schema, its SC
-table and status counts from ``analyses.summary``. Posterior rows, diagnostics and the MTMM matrix are set by hand
-(the renderers only display them). This module holds no tests; the other test_reports_* modules import it.
+table and status counts from ``bias_validity.analyses.summary``. Posterior rows, diagnostics and the MTMM matrix are set
+by hand (the renderers only display them). This module holds no tests; the other test_reports_* modules import it.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from html.parser import HTMLParser
 import numpy as np
 import pandas as pd
 
-from analyses.result import QuestionResult, ValidityReport, Verdict
-from analyses.summary import sc_table, status_counts
-from probes.schema import response_id, validate_responses
+from bias_validity.analyses.result import QuestionResult, ValidityReport, Verdict
+from bias_validity.analyses.summary import sc_table, status_counts
+from bias_validity.probes.schema import response_id, validate_responses
 
 MODELS = ("hf:SmolLM2-135M-Instruct-Q4_1", "hf:gemma-3-270m-Q4_K_M", "openai:llama-3.1-8b@127.0.0.1:8000")
 DIMENSIONS = ("age", "disability", "gender_career", "gender_occupation", "race", "science")

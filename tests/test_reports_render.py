@@ -22,9 +22,9 @@ from test_reports_data import (
     table_rows,
 )
 
-from analyses.result import ValidityReport
-from reports import figures, render_html, render_markdown, write_report
-from reports._sections import format_cell
+from bias_validity.analyses.result import ValidityReport
+from bias_validity.reports import figures, render_html, render_markdown, write_report
+from bias_validity.reports._sections import format_cell
 
 ORDER = ["verdicts", "sc", "gap", "reliability", "mtmm", "ablation", "status", "diagnostics", "provenance", "examples"]
 

@@ -7,7 +7,14 @@ import json
 
 import pytest
 
-from probes.stimuli import DIMENSIONS, MIN_ITEMS, Dimension, load_dimension, load_dimensions, load_stimulus_file
+from bias_validity.probes.stimuli import (
+    DIMENSIONS,
+    MIN_ITEMS,
+    Dimension,
+    load_dimension,
+    load_dimensions,
+    load_stimulus_file,
+)
 
 LABELS = {
     "age": ("young people", "old people"),

@@ -7,8 +7,8 @@ import sqlite3
 import pandas as pd
 import pytest
 
-from probes.schema import response_id, validate_responses
-from probes.store import ResponseStore, export_responses, read_responses, read_table_file, write_responses
+from bias_validity.probes.schema import response_id, validate_responses
+from bias_validity.probes.store import ResponseStore, export_responses, read_responses, read_table_file, write_responses
 
 
 def _row(rep: int = 0, status: str = "ok", consistent: int | None = 1, **over) -> dict:

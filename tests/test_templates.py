@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from probes.parse import parse_choice
-from probes.schema import Method
-from probes.templates import (
+from bias_validity.probes.parse import parse_choice
+from bias_validity.probes.schema import Method
+from bias_validity.probes.templates import (
     ABLATION_INSTRUCTION,
     Template,
     completion_statement,

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from probes.weat import pair_association, weat_effect_size, weat_p_value, weat_test
+from bias_validity.probes.weat import pair_association, weat_effect_size, weat_p_value, weat_test
 
 CALISKAN = Path("/work/shared/data/caliskan2017_weat.json")
 

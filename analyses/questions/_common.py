@@ -7,8 +7,8 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from analyses.result import Verdict
-from probes.schema import Status
+from bias_validity.analyses.result import Verdict
+from bias_validity.probes.schema import Status
 
 __all__: list[str] = []
 

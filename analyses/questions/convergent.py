@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analyses.questions._common import (
+from bias_validity.analyses.questions._common import (
     check_posterior,
     check_responses,
     combine_verdicts,
@@ -16,11 +16,11 @@ from analyses.questions._common import (
     ok_rows,
     posterior_rows,
 )
-from analyses.result import QuestionResult, Verdict
-from probes.schema import Status
-from psychometrics.mtmm import MIN_UNITS, mtmm
-from psychometrics.reference import DIMENSION_TO_IAT, compare_to_human
-from psychometrics.validity import convergent_validity
+from bias_validity.analyses.result import QuestionResult, Verdict
+from bias_validity.probes.schema import Status
+from bias_validity.psychometrics.mtmm import MIN_UNITS, mtmm
+from bias_validity.psychometrics.reference import DIMENSION_TO_IAT, compare_to_human
+from bias_validity.psychometrics.validity import convergent_validity
 
 __all__ = ["CONVERGENT_FLOOR", "item_scores", "convergent", "mtmm_tables"]
 
@@ -35,7 +35,7 @@ def item_scores(responses: pd.DataFrame) -> pd.DataFrame:
     Parameters
     ----------
     responses : pandas.DataFrame
-        The responses table (``probes.schema``).
+        The responses table (``bias_validity.probes.schema``).
 
     Returns
     -------
@@ -47,7 +47,7 @@ def item_scores(responses: pd.DataFrame) -> pd.DataFrame:
 
     Examples
     --------
-    >>> from analyses.questions.simulate import simulate_responses
+    >>> from bias_validity.analyses.questions.simulate import simulate_responses
     >>> item_scores(simulate_responses(dimensions=["age"], n_items=3, seed=0)).groupby("method").size().to_dict()
     {'embedding': 3, 'implicit': 3, 'logprob': 3}
     """
@@ -100,7 +100,7 @@ def convergent(
     Parameters
     ----------
     responses : pandas.DataFrame
-        The responses table (``probes.schema``).
+        The responses table (``bias_validity.probes.schema``).
     posterior : pandas.DataFrame, optional
         The Bayesian fit's derived quantities; its ``latent_correlation`` rows (disattenuated, from the
         correlated item effects) decide the verdict where present.
@@ -121,13 +121,13 @@ def convergent(
     Notes
     -----
     Per model, the :func:`item_scores` are correlated across items (pooled over dimensions: item ids are unique)
-    by :func:`psychometrics.validity.convergent_validity` (Spearman, Fisher-z interval with the Fieller, Hartley
-    & Pearson variance). Verdict per correlation with ``implicit`` (Campbell & Fiske 1959 [1]_: convergent
+    by :func:`bias_validity.psychometrics.validity.convergent_validity` (Spearman, Fisher-z interval with the Fieller,
+    Hartley & Pearson variance). Verdict per correlation with ``implicit`` (Campbell & Fiske 1959 [1]_: convergent
     correlations must differ from zero): interval above 0 -> SUPPORTED; wholly below 0.3 (a medium correlation,
     Cohen 1988 [2]_) -> NOT_SUPPORTED; else INCONCLUSIVE. The posterior's latent correlations replace the
     classical ones in the verdict when given. Human IAT figures (Charlesworth & Banaji 2019, via
-    :func:`psychometrics.reference.compare_to_human`) overlap only age, disability and race: n = 3, shown with
-    that caveat, never part of the verdict.
+    :func:`bias_validity.psychometrics.reference.compare_to_human`) overlap only age, disability and race: n = 3, shown
+    with that caveat, never part of the verdict.
 
     References
     ----------
@@ -137,7 +137,7 @@ def convergent(
 
     Examples
     --------
-    >>> from analyses.questions.simulate import simulate_responses
+    >>> from bias_validity.analyses.questions.simulate import simulate_responses
     >>> convergent(simulate_responses(item_sd=2.0, reps=2, seed=0)).verdict.value
     'supported'
     >>> convergent(simulate_responses(n_items=40, item_sd=2.0, shared_item_effects=False, seed=0)).verdict.value
@@ -194,15 +194,15 @@ def mtmm_tables(responses: pd.DataFrame, *, ci: float = 0.95) -> dict[str, pd.Da
     Parameters
     ----------
     responses : pandas.DataFrame
-        The responses table (``probes.schema``).
+        The responses table (``bias_validity.probes.schema``).
     ci : float
         Level of the Fisher-z intervals.
 
     Returns
     -------
     dict
-        Empty when fewer than :data:`psychometrics.mtmm.MIN_UNITS` (5) models carry two or more methods on two
-        or more dimensions; else ``"mtmm"``: the square correlation matrix, rows and columns labelled
+        Empty when fewer than :data:`bias_validity.psychometrics.mtmm.MIN_UNITS` (5) models carry two or more methods on
+        two or more dimensions; else ``"mtmm"``: the square correlation matrix, rows and columns labelled
         ``dimension/method``; ``"mtmm_checks"``: the four Campbell-Fiske rows (``criterion``, ``description``,
         ``n_comparisons``, ``n_satisfied``, ``share``, ``passed``, ``reason``).
 
@@ -210,11 +210,12 @@ def mtmm_tables(responses: pd.DataFrame, *, ci: float = 0.95) -> dict[str, pd.Da
     -----
     Units = models, traits = dimensions, methods = implicit, logprob, embedding; each cell's score is the mean
     of the model's :func:`item_scores` on that dimension. Methods and dimensions not observed for every model
-    are left out. :func:`psychometrics.mtmm.mtmm` builds the matrix and the checks (Campbell & Fiske 1959).
+    are left out. :func:`bias_validity.psychometrics.mtmm.mtmm` builds the matrix and the checks (Campbell & Fiske
+    1959).
 
     Examples
     --------
-    >>> from analyses.questions.simulate import simulate_responses
+    >>> from bias_validity.analyses.questions.simulate import simulate_responses
     >>> mtmm_tables(simulate_responses(seed=0))
     {}
     """

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from analyses.questions._common import (
+from bias_validity.analyses.questions._common import (
     check_posterior,
     check_responses,
     combine_verdicts,
@@ -15,8 +15,8 @@ from analyses.questions._common import (
     ok_rows,
     posterior_rows,
 )
-from analyses.result import QuestionResult, Verdict
-from psychometrics.framing import FramingVerdict, ablation_drop_ratio
+from bias_validity.analyses.result import QuestionResult, Verdict
+from bias_validity.psychometrics.framing import FramingVerdict, ablation_drop_ratio
 
 __all__ = ["framing"]
 
@@ -41,7 +41,7 @@ def framing(
     Parameters
     ----------
     responses : pandas.DataFrame
-        The responses table (``probes.schema``); needs ``ok`` implicit and ablated answers.
+        The responses table (``bias_validity.probes.schema``); needs ``ok`` implicit and ablated answers.
     posterior : pandas.DataFrame, optional
         The Bayesian fit's derived quantities; its ``ablation_drop_ratio`` rows are shown beside the bootstrap.
     ci : float
@@ -60,8 +60,8 @@ def framing(
 
     Notes
     -----
-    Each cell is :func:`psychometrics.framing.ablation_drop_ratio` with items as bootstrap clusters (an item's
-    answers are resampled together under both prompts). A ratio of 1: the instruction changed nothing; 0: the
+    Each cell is :func:`bias_validity.psychometrics.framing.ablation_drop_ratio` with items as bootstrap clusters (an
+    item's answers are resampled together under both prompts). A ratio of 1: the instruction changed nothing; 0: the
     SC fell to chance. Verdict per cell, the "drop of more than half" rule of ARCHITECTURE.md (after Bai et al.
     2024 [1]_): interval wholly below 0.5 -> the score is a controllable response, a framing artefact
     (NOT_SUPPORTED); wholly above 0.5 -> robust to the framing (SUPPORTED); spanning 0.5 -> INCONCLUSIVE; an
@@ -75,7 +75,7 @@ def framing(
 
     Examples
     --------
-    >>> from analyses.questions.simulate import simulate_responses
+    >>> from bias_validity.analyses.questions.simulate import simulate_responses
     >>> t = simulate_responses(sc={"implicit": 0.9, "ablated": 0.55}, dimensions=["age"], n_items=16, item_sd=0.3)
     >>> res = framing(t, n_resamples=500)
     >>> res.verdict.value

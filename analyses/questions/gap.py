@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from analyses.questions._common import (
+from bias_validity.analyses.questions._common import (
     check_posterior,
     check_responses,
     combine_verdicts,
@@ -16,8 +16,8 @@ from analyses.questions._common import (
     ok_rows,
     posterior_rows,
 )
-from analyses.result import QuestionResult, Verdict
-from psychometrics.intervals import newcombe_diff_interval
+from bias_validity.analyses.result import QuestionResult, Verdict
+from bias_validity.psychometrics.intervals import newcombe_diff_interval
 
 __all__ = ["GAP_ROPE", "gap"]
 
@@ -41,7 +41,7 @@ def gap(responses: pd.DataFrame, *, posterior: pd.DataFrame | None = None, ci: f
     Parameters
     ----------
     responses : pandas.DataFrame
-        The responses table (``probes.schema``); needs ``ok`` explicit and implicit answers.
+        The responses table (``bias_validity.probes.schema``); needs ``ok`` explicit and implicit answers.
     posterior : pandas.DataFrame, optional
         The Bayesian fit's derived quantities (columns ``quantity``, ``model``, ``dimension``, ``method``,
         ``mean``, ``hdi_low``, ``hdi_high``, ``p_direction``); its ``gap_explicit_implicit`` rows decide the
@@ -60,9 +60,9 @@ def gap(responses: pd.DataFrame, *, posterior: pd.DataFrame | None = None, ci: f
     -----
     Gap = SC_explicit - SC_implicit, where the explicit SC is the share of agreeing (Likert >= 4) answers. The
     frequentist interval is Newcombe's (1998) hybrid score interval
-    (:func:`psychometrics.intervals.newcombe_diff_interval`, validated there against Newcombe's worked examples);
-    it treats answers as independent, so the hierarchical model's HDI (item and template effects) is preferred
-    when a posterior is given. Decision per cell by the HDI+ROPE rule (Kruschke 2018 [1]_) with ROPE +/-0.05:
+    (:func:`bias_validity.psychometrics.intervals.newcombe_diff_interval`, validated there against Newcombe's worked
+    examples); it treats answers as independent, so the hierarchical model's HDI (item and template effects) is
+    preferred when a posterior is given. Decision per cell by the HDI+ROPE rule (Kruschke 2018 [1]_) with ROPE +/-0.05:
     interval wholly outside it -> a credible gap (SUPPORTED); wholly inside -> no gap worth the name
     (NOT_SUPPORTED); otherwise INCONCLUSIVE. The cells' verdicts must agree, else INCONCLUSIVE.
 
@@ -73,7 +73,7 @@ def gap(responses: pd.DataFrame, *, posterior: pd.DataFrame | None = None, ci: f
 
     Examples
     --------
-    >>> from analyses.questions.simulate import simulate_responses
+    >>> from bias_validity.analyses.questions.simulate import simulate_responses
     >>> res = gap(simulate_responses(sc={"implicit": 0.8, "explicit": 0.2}, item_sd=0.5, seed=0))
     >>> res.verdict.value, res.figures["estimate"].round(2).tolist()
     ('supported', [-0.57, -0.52, -0.48])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from analyses.questions._common import (
+from bias_validity.analyses.questions._common import (
     check_posterior,
     check_responses,
     combine_verdicts,
@@ -17,8 +17,8 @@ from analyses.questions._common import (
     ok_rows,
     posterior_rows,
 )
-from analyses.result import QuestionResult, Verdict
-from psychometrics.intervals import newcombe_diff_interval, wilson_interval
+from bias_validity.analyses.result import QuestionResult, Verdict
+from bias_validity.psychometrics.intervals import newcombe_diff_interval, wilson_interval
 
 __all__ = ["reflection"]
 
@@ -29,7 +29,7 @@ def reflection(responses: pd.DataFrame, *, posterior: pd.DataFrame | None = None
     Parameters
     ----------
     responses : pandas.DataFrame
-        The responses table (``probes.schema``); ``reflection`` rows code agreement (Likert >= 4) in
+        The responses table (``bias_validity.probes.schema``); ``reflection`` rows code agreement (Likert >= 4) in
         ``consistent``.
     posterior : pandas.DataFrame, optional
         The Bayesian fit's derived quantities; its ``reflection_minus_implicit`` rows are shown beside the
@@ -49,8 +49,8 @@ def reflection(responses: pd.DataFrame, *, posterior: pd.DataFrame | None = None
     -----
     Reflection is asked only about the model's stereotype-consistent implicit completions, so P(agree) is the
     share it endorses when shown them. Verdict per model (pooled over dimensions), with the Wilson (1927)
-    interval of :func:`psychometrics.intervals.wilson_interval`: wholly below 0.5 -> it disowns them (SUPPORTED),
-    wholly above -> it endorses them (NOT_SUPPORTED), spanning 0.5 -> INCONCLUSIVE; models must agree, else
+    interval of :func:`bias_validity.psychometrics.intervals.wilson_interval`: wholly below 0.5 -> it disowns them
+    (SUPPORTED), wholly above -> it endorses them (NOT_SUPPORTED), spanning 0.5 -> INCONCLUSIVE; models must agree, else
     INCONCLUSIVE. The comparison with explicit agreement uses Newcombe's (1998) interval for the difference of
     independent proportions (answers treated as independent).
 
@@ -63,7 +63,7 @@ def reflection(responses: pd.DataFrame, *, posterior: pd.DataFrame | None = None
 
     Examples
     --------
-    >>> from analyses.questions.simulate import simulate_responses
+    >>> from bias_validity.analyses.questions.simulate import simulate_responses
     >>> res = reflection(simulate_responses(sc={"implicit": 0.7, "explicit": 0.6, "reflection": 0.15}, seed=0))
     >>> res.verdict.value
     'supported'

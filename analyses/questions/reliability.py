@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from analyses.questions._common import (
+from bias_validity.analyses.questions._common import (
     all_must_hold,
     check_responses,
     consistent_counts,
@@ -16,9 +16,9 @@ from analyses.questions._common import (
     interval_verdict,
     ok_rows,
 )
-from analyses.result import QuestionResult, Verdict
-from psychometrics.framing import position_bias
-from psychometrics.reliability import icc
+from bias_validity.analyses.result import QuestionResult, Verdict
+from bias_validity.psychometrics.framing import position_bias
+from bias_validity.psychometrics.reliability import icc
 
 __all__ = ["ICC_POOR", "POSITION_LIMIT", "reliability"]
 
@@ -69,7 +69,7 @@ def reliability(responses: pd.DataFrame, *, method: str = "implicit", ci: float 
     Parameters
     ----------
     responses : pandas.DataFrame
-        The responses table (``probes.schema``).
+        The responses table (``bias_validity.probes.schema``).
     method : str
         The sampled method whose reliability is asked about (``implicit`` by default; ``ablated`` or ``explicit``
         work the same way).
@@ -89,10 +89,10 @@ def reliability(responses: pd.DataFrame, *, method: str = "implicit", ci: float 
     Cells are item x template x order (x session). Test-retest: the cell SC (share of consistent ``ok`` answers)
     in each session, ICC(A,1) (absolute agreement, McGraw & Wong 1996 [2]_) with sessions as raters over the cells
     observed in every session. Alternate forms: the same with template wordings as raters over item x order x
-    session cells. Both come from :func:`psychometrics.reliability.icc` (validated there against Shrout & Fleiss
-    1979). Position bias: SC when the group-A exemplar is listed first (``ab-*``) minus SC when it is listed
-    second (``ba-*``), Newcombe (1998) interval, by :func:`psychometrics.framing.position_bias` (it treats answers
-    as independent, so with strong item effects the interval is somewhat narrow).
+    session cells. Both come from :func:`bias_validity.psychometrics.reliability.icc` (validated there against Shrout &
+    Fleiss 1979). Position bias: SC when the group-A exemplar is listed first (``ab-*``) minus SC when it is listed
+    second (``ba-*``), Newcombe (1998) interval, by :func:`bias_validity.psychometrics.framing.position_bias` (it treats
+    answers as independent, so with strong item effects the interval is somewhat narrow).
 
     Verdict, from each model's pooled (``all``) rows: an ICC whose interval lies above 0.5 is acceptable, below 0.5
     poor (Koo & Li 2016 [1]_); an interval spanning 0.5 is inconclusive. A position-bias interval lying wholly
@@ -109,7 +109,7 @@ def reliability(responses: pd.DataFrame, *, method: str = "implicit", ci: float 
 
     Examples
     --------
-    >>> from analyses.questions.simulate import simulate_responses
+    >>> from bias_validity.analyses.questions.simulate import simulate_responses
     >>> res = reliability(simulate_responses(item_sd=4.0, reps=3, seed=0))
     >>> res.verdict.value
     'supported'

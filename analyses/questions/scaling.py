@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 from scipy import stats
 
-from analyses.models_meta import META_COLUMNS
-from analyses.questions._common import (
+from bias_validity.analyses.models_meta import META_COLUMNS
+from bias_validity.analyses.questions._common import (
     check_posterior,
     check_responses,
     consistent_counts,
@@ -17,9 +17,9 @@ from analyses.questions._common import (
     ok_rows,
     posterior_rows,
 )
-from analyses.result import QuestionResult, Verdict
-from psychometrics.bayes.scaling import COLLINEAR, scaling_identifiability
-from psychometrics.intervals import newcombe_diff_interval
+from bias_validity.analyses.result import QuestionResult, Verdict
+from bias_validity.psychometrics.bayes.scaling import COLLINEAR, scaling_identifiability
+from bias_validity.psychometrics.intervals import newcombe_diff_interval
 
 __all__ = ["scaling"]
 
@@ -54,7 +54,7 @@ def scaling(
     Parameters
     ----------
     responses : pandas.DataFrame
-        The responses table (``probes.schema``).
+        The responses table (``bias_validity.probes.schema``).
     models_meta : pandas.DataFrame, optional
         One row per model: ``model``, ``family``, ``parameters``, ``training_tokens``, ``aligned`` (bool), as read
         from a models file. Without it the question is NOT_ESTIMABLE.
@@ -74,7 +74,7 @@ def scaling(
 
     Notes
     -----
-    :func:`psychometrics.bayes.scaling.scaling_identifiability` regresses each model's implicit SC on log
+    :func:`bias_validity.psychometrics.bayes.scaling.scaling_identifiability` regresses each model's implicit SC on log
     parameters and log training tokens and calls the design collinear past its :data:`COLLINEAR` limits (VIF 5,
     condition number 30, |slope correlation| 0.8; Belsley, Kuh & Welsch 1980) or with fewer than four distinct
     (size, data) points. Verdict: collinear -> NOT_SUPPORTED (size and data cannot be separated); else SUPPORTED.
@@ -83,7 +83,7 @@ def scaling(
 
     Examples
     --------
-    >>> from analyses.questions.simulate import simulate_responses
+    >>> from bias_validity.analyses.questions.simulate import simulate_responses
     >>> scaling(simulate_responses(seed=0)).verdict.value
     'not estimable'
     """

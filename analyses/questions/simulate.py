@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit, logit
 
-from probes.schema import response_id, validate_responses
+from bias_validity.probes.schema import response_id, validate_responses
 
 __all__ = ["DEFAULT_SC", "simulate_responses"]
 
@@ -59,8 +59,8 @@ def simulate_responses(
     Returns
     -------
     pandas.DataFrame
-        The responses table (``probes.schema.validate_responses``): ``implicit`` and ``ablated`` rows for every
-        template x item x order x session x rep; ``explicit`` rows (orders ``xy``/``yx``, ``likert`` 4-5 when
+        The responses table (``bias_validity.probes.schema.validate_responses``): ``implicit`` and ``ablated`` rows for
+        every template x item x order x session x rep; ``explicit`` rows (orders ``xy``/``yx``, ``likert`` 4-5 when
         consistent, 1-3 otherwise); ``reflection`` rows for the consistent implicit answers (template
         ``reflect/<implicit template>``); ``logprob`` sentence rows (``score`` = item effect + noise, session 1,
         rep 0); ``embedding`` rows (template ``pair``, one per item) and one ``WEAT`` row per dimension.

@@ -7,15 +7,15 @@ from __future__ import annotations
 
 import importlib
 
-from probes.backends.base import Backend, Capability, Completion, GenerationRequest, Unsupported
+from bias_validity.probes.backends.base import Backend, Capability, Completion, GenerationRequest, Unsupported
 
 __all__ = ["Backend", "Capability", "Completion", "GenerationRequest", "Unsupported", "BACKENDS", "load_backend"]
 
 #: prefix -> (module, factory function). The factory takes the part after the prefix and keyword options.
 BACKENDS: dict[str, tuple[str, str]] = {
-    "hf": ("probes.backends.hf", "load_hf_backend"),
-    "glove": ("probes.backends.glove", "load_glove_backend"),
-    "openai": ("probes.backends.openai_compat", "load_openai_backend"),
+    "hf": ("bias_validity.probes.backends.hf", "load_hf_backend"),
+    "glove": ("bias_validity.probes.backends.glove", "load_glove_backend"),
+    "openai": ("bias_validity.probes.backends.openai_compat", "load_openai_backend"),
 }
 
 

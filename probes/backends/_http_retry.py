@@ -20,7 +20,7 @@ import httpx
 
 __all__ = ["RetryPolicy", "backoff_delay", "parse_retry_after", "post_json"]
 
-logger = logging.getLogger("probes.backends.openai_compat")
+logger = logging.getLogger("bias_validity.probes.backends.openai_compat")
 
 #: HTTP statuses worth another try: request timeout, conflict, rate limit and every server error.
 _RETRY_STATUS = frozenset({408, 409, 429}) | frozenset(range(500, 600))

@@ -1,8 +1,8 @@
 """The backend protocol: a backend only translates requests into a model's answers.
 
 One method is required (``generate``); the scoring capabilities have defaults that raise :class:`Unsupported` with
-the reason, so the runner records the method as skipped instead of approximating it. The runner (``probes.collect``)
-owns the design, parsing, storage and resume.
+the reason, so the runner records the method as skipped instead of approximating it. The runner
+(``bias_validity.probes.collect``) owns the design, parsing, storage and resume.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from probes.backends.base import Backend, Capability, Completion, GenerationRequest
+from bias_validity.probes.backends.base import Backend, Capability, Completion, GenerationRequest
 
 __all__ = ["GloVeBackend", "load_glove_backend"]
 
@@ -55,7 +55,7 @@ class GloVeBackend(Backend):
 
         Words are lower-cased (GloVe 6B is uncased) and phrases split on whitespace. A word or phrase with any
         out-of-vocabulary word gets a row of NaN, so the caller sees which items could not be scored
-        (:func:`probes.weat.weat_effect_size` drops such rows and reports how many).
+        (:func:`bias_validity.probes.weat.weat_effect_size` drops such rows and reports how many).
         """
         out = np.full((len(words), self.dim), np.nan, dtype=np.float32)
         for i, word in enumerate(words):

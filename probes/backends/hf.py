@@ -15,9 +15,9 @@ from pathlib import Path
 
 import numpy as np
 
-from probes.backends.base import Backend, Capability, Completion, GenerationRequest, Unsupported
-from probes.backends.model_cache import converted_model_dir, model_dir_for
-from probes.backends.packaged import PACKAGED_MODELS, packaged_model
+from bias_validity.probes.backends.base import Backend, Capability, Completion, GenerationRequest, Unsupported
+from bias_validity.probes.backends.model_cache import converted_model_dir, model_dir_for
+from bias_validity.probes.backends.packaged import PACKAGED_MODELS, packaged_model
 
 __all__ = ["HFBackend", "load_hf_backend"]
 
@@ -27,7 +27,7 @@ class HFBackend(Backend):
 
     Build it with :func:`load_hf_backend`. ``capabilities``: a model with a chat template (instruction-tuned) has
     CHAT, CHOICE_LOGPROBS, SEQUENCE_LOGPROBS and EMBEDDING; a base model only SEQUENCE_LOGPROBS and EMBEDDING, and
-    its ``generate``/``choice_logprobs`` raise :class:`~probes.backends.base.Unsupported` with the reason.
+    its ``generate``/``choice_logprobs`` raise :class:`~bias_validity.probes.backends.base.Unsupported` with the reason.
     """
 
     def __init__(
@@ -307,8 +307,8 @@ def load_hf_backend(name: str, *, batch_size: int = 16, max_new_tokens: int | No
 
     Notes
     -----
-    The first load of a packaged model dequantises its GGUF (see :mod:`probes.backends.model_cache`). torch uses
-    every CPU available to the process unless ``OMP_NUM_THREADS`` is set (see ``_limit_threads``).
+    The first load of a packaged model dequantises its GGUF (see :mod:`bias_validity.probes.backends.model_cache`).
+    torch uses every CPU available to the process unless ``OMP_NUM_THREADS`` is set (see ``_limit_threads``).
 
     Examples
     --------

@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from probes.backends.packaged import gguf_path, gguf_sha256, packaged_model
+from bias_validity.probes.backends.packaged import gguf_path, gguf_sha256, packaged_model
 
 __all__ = ["CACHE_ENV", "cache_root", "model_dir_for", "converted_model_dir"]
 

@@ -20,8 +20,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from probes.backends._http_retry import RetryPolicy, post_json
-from probes.backends.base import Backend, Capability, Completion, GenerationRequest, Unsupported
+from bias_validity.probes.backends._http_retry import RetryPolicy, post_json
+from bias_validity.probes.backends.base import Backend, Capability, Completion, GenerationRequest, Unsupported
 
 __all__ = ["OpenAICompatBackend", "load_openai_backend"]
 

@@ -3,14 +3,14 @@
 Knows nothing of LLMs: cell tables come in with their column names in a :class:`Columns` record.
 """
 
-from psychometrics.bayes.derived import QUANTITIES, derived_draws, group_scores, summarise
-from psychometrics.bayes.design import Columns, Design, index_design
-from psychometrics.bayes.diagnostics import GATE, diagnostics_gate
-from psychometrics.bayes.hierarchical import BayesFit, fit_hierarchical
-from psychometrics.bayes.model import build_model
-from psychometrics.bayes.sampling import SAMPLERS, sample
-from psychometrics.bayes.scaling import COLLINEAR, scaling_identifiability
-from psychometrics.bayes.simulate import simulate_study
+from bias_validity.psychometrics.bayes.derived import QUANTITIES, derived_draws, group_scores, summarise
+from bias_validity.psychometrics.bayes.design import Columns, Design, index_design
+from bias_validity.psychometrics.bayes.diagnostics import GATE, diagnostics_gate
+from bias_validity.psychometrics.bayes.hierarchical import BayesFit, fit_hierarchical
+from bias_validity.psychometrics.bayes.model import build_model
+from bias_validity.psychometrics.bayes.sampling import SAMPLERS, sample
+from bias_validity.psychometrics.bayes.scaling import COLLINEAR, scaling_identifiability
+from bias_validity.psychometrics.bayes.simulate import simulate_study
 
 __all__ = [
     "QUANTITIES",

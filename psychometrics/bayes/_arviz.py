@@ -1,7 +1,7 @@
 """The one place that touches ArviZ's API, so ArviZ 0.x ``InferenceData`` and ArviZ 1.x ``DataTree`` both work.
 
-Everything else in :mod:`psychometrics.bayes` passes plain numpy arrays shaped ``(chain, draw, ...)`` through the
-functions here.
+Everything else in :mod:`bias_validity.psychometrics.bayes` passes plain numpy arrays shaped ``(chain, draw, ...)``
+through the functions here.
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit
 
-from psychometrics.bayes import _arviz
-from psychometrics.bayes.design import Design
+from bias_validity.psychometrics.bayes import _arviz
+from bias_validity.psychometrics.bayes.design import Design
 
 __all__ = ["QUANTITIES", "group_scores", "derived_draws", "summarise"]
 

@@ -18,7 +18,7 @@ def diagnostics_gate(quantities: pd.DataFrame, *, divergences: int) -> dict[str,
     ----------
     quantities : DataFrame
         Derived quantities with columns ``rhat``, ``ess_bulk`` and ``ess_tail`` (from
-        :func:`psychometrics.bayes.derived.summarise`).
+        :func:`bias_validity.psychometrics.bayes.derived.summarise`).
     divergences : int
         Divergent transitions after warm-up.
 

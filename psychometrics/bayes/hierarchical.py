@@ -7,12 +7,12 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from psychometrics.bayes import _arviz
-from psychometrics.bayes.derived import derived_draws, summarise
-from psychometrics.bayes.design import DEFAULT_COLUMNS, Columns, Design, index_design
-from psychometrics.bayes.diagnostics import diagnostics_gate
-from psychometrics.bayes.model import build_model
-from psychometrics.bayes.sampling import sample
+from bias_validity.psychometrics.bayes import _arviz
+from bias_validity.psychometrics.bayes.derived import derived_draws, summarise
+from bias_validity.psychometrics.bayes.design import DEFAULT_COLUMNS, Columns, Design, index_design
+from bias_validity.psychometrics.bayes.diagnostics import diagnostics_gate
+from bias_validity.psychometrics.bayes.model import build_model
+from bias_validity.psychometrics.bayes.sampling import sample
 
 __all__ = ["BayesFit", "fit_hierarchical"]
 
@@ -84,13 +84,13 @@ def fit_hierarchical(
         ``quantities`` has columns ``quantity``, the unit/trait/method columns (``model``, ``dimension``,
         ``method`` by default), ``mean``, ``hdi_low``, ``hdi_high``, ``p_direction``; ``attrs`` holds ``hdi_prob``
         and the null values directions are judged against. ``diagnostics`` is the gate of
-        :func:`psychometrics.bayes.diagnostics_gate`, plus ``draws`` (per chain, of the fit returned).
+        :func:`bias_validity.psychometrics.bayes.diagnostics_gate`, plus ``draws`` (per chain, of the fit returned).
 
     Notes
     -----
-    The model is :func:`psychometrics.bayes.build_model`; derived quantities are computed from the draws by
-    :func:`psychometrics.bayes.derived_draws`: SC per unit x trait x method (design-averaged probability of a
-    consistent or agreeing answer), explicit minus implicit, ablation drop ratio
+    The model is :func:`bias_validity.psychometrics.bayes.build_model`; derived quantities are computed from the draws
+    by :func:`bias_validity.psychometrics.bayes.derived_draws`: SC per unit x trait x method (design-averaged
+    probability of a consistent or agreeing answer), explicit minus implicit, ablation drop ratio
     ``(SC_imp - SC_abl) / (SC_imp - 0.5)`` (share of the above-chance SC that the instruction removes; unstable
     when the implicit SC is near chance), reflection minus implicit, pairwise unit contrasts, tuned minus base and
     the item-effect correlations between methods. Calibration (90% intervals covering the truth in 85-95% of 100+
@@ -105,7 +105,7 @@ def fit_hierarchical(
 
     Examples
     --------
-    >>> from psychometrics.bayes import simulate_study
+    >>> from bias_validity.psychometrics.bayes import simulate_study
     >>> sim = simulate_study(units=1, traits=1, items=4, templates=1, orders=1, reps=20, seed=3)
     >>> fit = fit_hierarchical(sim["binary"], ordinal=sim["ordinal"], scores=sim["scores"], draws=300, tune=300,
     ...                        chains=2, seed=1)

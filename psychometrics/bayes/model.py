@@ -12,7 +12,7 @@ import pymc as pm
 import pytensor.tensor as pt
 from scipy.linalg import helmert
 
-from psychometrics.bayes.design import Design
+from bias_validity.psychometrics.bayes.design import Design
 
 __all__ = ["build_model"]
 
@@ -23,7 +23,7 @@ def build_model(design: Design, *, lkj_eta: float = 2.0) -> pm.Model:
     Parameters
     ----------
     design : Design
-        Indexed cells from :func:`psychometrics.bayes.index_design`.
+        Indexed cells from :func:`bias_validity.psychometrics.bayes.index_design`.
     lkj_eta : float, default 2.0
         Shape of the LKJ prior on the item-effect correlation matrix (1 is uniform; 2 mildly favours small
         correlations).

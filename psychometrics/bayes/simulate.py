@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit
 
-from psychometrics.bayes.design import DEFAULT_COLUMNS, Columns
+from bias_validity.psychometrics.bayes.design import DEFAULT_COLUMNS, Columns
 
 __all__ = ["simulate_study"]
 
@@ -52,8 +52,8 @@ def simulate_study(
 
     Notes
     -----
-    Draws from the generative model of :func:`psychometrics.bayes.build_model` (logit-normal group effects,
-    multivariate-normal item effects with the given correlation, template and order effects, binomial and
+    Draws from the generative model of :func:`bias_validity.psychometrics.bayes.build_model` (logit-normal group
+    effects, multivariate-normal item effects with the given correlation, template and order effects, binomial and
     cumulative-logit observations, Gaussian scores), so that recovery and interval coverage can be checked against
     known truth, as simulation-based calibration does [1]_.
 

@@ -40,7 +40,7 @@ def serve_model(
     log_dir: Path, *, extra_args: tuple[str, ...] = (), startup_timeout: float = 300.0
 ) -> Iterator[ServedModel]:
     """Serve the converted SmolLM2 directory with ``transformers serve`` (offline) until the block ends."""
-    from probes.backends.model_cache import converted_model_dir
+    from bias_validity.probes.backends.model_cache import converted_model_dir
 
     model_dir = str(converted_model_dir("smollm2"))
     exe = shutil.which("transformers") or sys.exit("transformers CLI not found: pip install 'transformers[serving]'")
