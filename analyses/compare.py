@@ -13,8 +13,9 @@ def compare_models(fit: object, a: str, b: str, *, hdi_prob: float | None = None
 
     Parameters
     ----------
-    fit : StudyFit
-        A fit from :func:`bias_validity.analyses.fit.fit_responses` that still holds its posterior (``idata``).
+    fit : BayesFit
+        A fit from :func:`bias_validity.analyses.fit.fit_responses`, or one saved and read back with
+        :func:`bias_validity.psychometrics.bayes.load_fit` (the posterior and the design travel with it).
     a, b : str
         Model names as in the responses table.
     hdi_prob : float, optional
@@ -36,7 +37,7 @@ def compare_models(fit: object, a: str, b: str, *, hdi_prob: float | None = None
     from bias_validity.psychometrics.bayes._arviz import summarise_draws
 
     if getattr(fit, "idata", None) is None or getattr(fit, "design", None) is None:
-        raise ValueError("compare needs a fit with its posterior and design; fit the responses again")
+        raise ValueError("compare needs a fit with its posterior and design (a BayesFit); fit the responses again")
     hdi_prob = fit.quantities.attrs.get("hdi_prob", 0.94) if hdi_prob is None else hdi_prob
     sc = group_scores(fit.idata, fit.design)
     models = sorted({k[0] for k in sc})

@@ -15,52 +15,32 @@ Mapping (an explicit, documented choice):
   is reported for it. Deterministic methods get no ``sc`` row here: their raw shares are in the SC table.
 - Non-``ok`` answers (refusal, unparseable, invalid_choice, error) are excluded from the likelihood: treating them
   as a stance would be wrong, so SCs are conditional on a valid answer; their rates per model and method are
-  reported in ``status_rates`` next to the posterior.
+  reported next to the posterior (:func:`bias_validity.analyses.summary.status_counts`).
+
+The result is the one fit object of the toolkit, :class:`bias_validity.psychometrics.bayes.BayesFit`; a saved fit
+is read back with :func:`bias_validity.psychometrics.bayes.load_fit` and checked against a store's answers with
+:func:`check_fit_matches` before it is reused.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from bias_validity.probes.schema import Method, Status
 
-__all__ = ["BINARY_METHODS", "ORDINAL_METHODS", "SCORE_METHODS", "StudyFit", "responses_to_cells", "status_rates",
-           "fit_responses", "load_fit"]  # fmt: skip
+if TYPE_CHECKING:
+    from bias_validity.psychometrics.bayes import BayesFit, FitConfig
+
+__all__ = ["BINARY_METHODS", "ORDINAL_METHODS", "SCORE_METHODS", "responses_to_cells", "fit_responses",
+           "check_fit_matches"]  # fmt: skip
 
 BINARY_METHODS: tuple[str, ...] = (Method.IMPLICIT.value, Method.ABLATED.value)
 ORDINAL_METHODS: tuple[str, ...] = (Method.EXPLICIT.value, Method.REFLECTION.value)
 SCORE_METHODS: tuple[str, ...] = (Method.LOGPROB.value, Method.EMBEDDING.value)
-#: Draws and warm-up per chain of :func:`fit_responses` and ``bias-validity fit``, and the most draws a fit that
-#: misses the gate on R-hat or ESS alone is retried with (doubling): on the demo store the latent correlations of
-#: the sparsely answered methods need 2000-16000 draws to reach ESS 400, depending on the seed.
-DEFAULT_DRAWS, DEFAULT_TUNE, DEFAULT_MAX_DRAWS = 4000, 2000, 16000
 _CELL = ["model", "dimension", "method", "template_id", "item_id", "order"]
 _WHOLE_SET = "WEAT"
-
-
-@dataclass
-class StudyFit:
-    """The Bayesian fit of a study, as :func:`bias_validity.analyses.report.build_report` and the CLI consume it."""
-
-    quantities: pd.DataFrame  #: quantity, model, dimension, method, mean, hdi_low, hdi_high, p_direction
-    diagnostics: dict[str, object]  #: max_rhat, min_ess_bulk, min_ess_tail, divergences, passed, failing
-    status_rates: pd.DataFrame  #: model, method, status, n, rate
-    idata: object | None = None  #: the posterior (ArviZ); None when loaded without it
-    design: object | None = None  #: the indexed design (psychometrics.bayes.Design); None when loaded from a file
-    sampler: str = ""
-    seconds: float = float("nan")
-
-    def save(self, path: str | Path) -> Path:
-        """Write the posterior as ArviZ netCDF, with quantities and diagnostics in its attributes."""
-        from bias_validity.psychometrics.bayes._arviz import save_netcdf
-
-        if self.idata is None:
-            raise ValueError("this fit has no posterior to save")
-        _attach(self.idata, self)
-        return save_netcdf(self.idata, path)
 
 
 def responses_to_cells(responses: pd.DataFrame) -> dict[str, pd.DataFrame]:
@@ -103,63 +83,31 @@ def responses_to_cells(responses: pd.DataFrame) -> dict[str, pd.DataFrame]:
     return {"binary": binary, "ordinal": ordinal, "scores": scores}
 
 
-def status_rates(responses: pd.DataFrame) -> pd.DataFrame:
-    """Share of each status per model and method: ``model``, ``method``, ``status``, ``n``, ``rate``.
-
-    Examples
-    --------
-    >>> df = pd.DataFrame({"model": ["m"] * 4, "method": ["implicit"] * 4, "status": ["ok", "ok", "ok", "refusal"]})
-    >>> status_rates(df)["rate"].tolist()
-    [0.75, 0.25]
-    """
-    counts = responses.groupby(["model", "method", "status"], as_index=False).size().rename(columns={"size": "n"})
-    counts["rate"] = counts["n"] / counts.groupby(["model", "method"])["n"].transform("sum")
-    return counts.reset_index(drop=True)
-
-
 def fit_responses(
-    responses: pd.DataFrame,
-    *,
-    models_meta: pd.DataFrame | None = None,
-    sampler: str = "nutpie",
-    draws: int = DEFAULT_DRAWS,
-    tune: int = DEFAULT_TUNE,
-    chains: int = 4,
-    hdi_prob: float = 0.94,
-    seed: int = 0,
-    max_draws: int | None = DEFAULT_MAX_DRAWS,
-) -> StudyFit:
+    responses: pd.DataFrame, *, models_meta: pd.DataFrame | None = None, config: FitConfig | None = None
+) -> BayesFit:
     """Fit the hierarchical model to a responses table and return derived quantities and the diagnostics gate.
 
     Parameters
     ----------
     responses : DataFrame
-        The responses table (``bias_validity.probes.schema``), e.g. ``bias_validity.probes.store.read_responses(path)``.
+        The responses table (``bias_validity.probes.schema``), e.g. ``bias_validity.probes.store.read_responses``.
     models_meta : DataFrame, optional
         Model metadata (:func:`bias_validity.analyses.models_meta.read_models_meta`); its base/aligned pairs of one
         family and size give the ``base_vs_tuned`` contrasts.
-    sampler : {"nutpie", "pymc", "numpyro"}
-        NUTS backend.
-    draws, tune, chains : int
-        Draws and warm-up per chain, and chains.
-    hdi_prob : float, default 0.94
-        HDI mass.
-    seed : int
-        Sampler seed.
-    max_draws : int, optional
-        Retry a fit that misses the gate on R-hat or ESS alone with twice the draws, up to this many per chain
-        (:func:`bias_validity.psychometrics.bayes.fit_hierarchical`); None fits once.
+    config : FitConfig, optional
+        Sampler settings (:class:`bias_validity.psychometrics.bayes.FitConfig`; its defaults when omitted).
 
     Returns
     -------
-    StudyFit
+    BayesFit
         ``quantities``: ``quantity``, ``model``, ``dimension``, ``method``, ``mean``, ``hdi_low``, ``hdi_high``,
-        ``p_direction`` (``attrs``: ``hdi_prob``, ``null_values``); ``diagnostics``; ``status_rates``.
+        ``p_direction`` (``attrs``: ``hdi_prob``, ``null_values``); ``diagnostics``; ``design``; ``config``.
 
     Notes
     -----
-    The model and its calibration are described in :func:`bias_validity.psychometrics.bayes.fit_hierarchical`; the
-    mapping of rows onto it in this module's docstring.
+    The model and its calibration are described in :func:`bias_validity.psychometrics.bayes.fit_hierarchical`;
+    the mapping of rows onto it in this module's docstring.
     """
     from bias_validity.analyses.models_meta import base_tuned_pairs
     from bias_validity.psychometrics.bayes import fit_hierarchical
@@ -171,58 +119,44 @@ def fit_responses(
     if models_meta is not None:
         present = set(responses["model"].astype(str))
         pairs = [p for p in base_tuned_pairs(models_meta) if set(p) <= present]
-    fit = fit_hierarchical(
-        cells["binary"],
-        ordinal=cells["ordinal"],
-        scores=cells["scores"],
-        base_tuned=pairs,
-        sampler=sampler,
-        draws=draws,
-        tune=tune,
-        chains=chains,
-        hdi_prob=hdi_prob,
-        seed=seed,
-        max_draws=max_draws,
-    )
-    return StudyFit(
-        fit.quantities, fit.diagnostics, status_rates(responses), fit.idata, fit.design, fit.sampler, fit.seconds
-    )
+    return fit_hierarchical(cells["binary"], ordinal=cells["ordinal"], scores=cells["scores"], base_tuned=pairs,
+                            config=config)  # fmt: skip
 
 
-def load_fit(path: str | Path, responses: pd.DataFrame | None = None) -> StudyFit:
-    """Read a fit saved by :meth:`StudyFit.save` (``bias-validity fit --out``); ``responses`` refreshes the rates."""
-    import json
+def check_fit_matches(fit: BayesFit, responses: pd.DataFrame, *, fit_name: str, responses_name: str) -> None:
+    """Raise ValueError unless ``fit`` was fitted to exactly the cells ``responses`` give (:func:`responses_to_cells`).
 
-    from bias_validity.psychometrics.bayes._arviz import load_netcdf, posterior_attrs
+    A saved fit is reused only for the answers it was fitted to: a store that gained, lost or changed answers
+    since needs a new fit, or its report would mix figures from two different data sets.
 
-    idata = load_netcdf(path)
-    attrs = posterior_attrs(idata)
-    if "bias_validity_quantities" not in attrs:
-        raise ValueError(f"{path}: not a posterior written by bias-validity fit (no derived quantities stored)")
-    quantities = pd.read_json(_io(attrs["bias_validity_quantities"]), orient="table")
-    quantities.attrs = json.loads(attrs["bias_validity_quantities_attrs"])
-    diagnostics = json.loads(attrs["bias_validity_diagnostics"])
-    rates = status_rates(responses) if responses is not None else pd.read_json(_io(attrs["bias_validity_status"]),
-                                                                               orient="table")  # fmt: skip
-    return StudyFit(quantities, diagnostics, rates, idata, None, str(attrs.get("bias_validity_sampler", "")))
+    Examples
+    --------
+    >>> from bias_validity.psychometrics.bayes import BayesFit, index_design
+    >>> rows = pd.DataFrame([dict(model="m", dimension="race", method="implicit", template_id="T1", item_id=item,
+    ...                           order="ab-xy", status="ok", consistent=c, likert=None, score=None)
+    ...                      for item in ("race-01", "race-02") for c in (1, 1, 0)])
+    >>> cells = responses_to_cells(rows)
+    >>> fit = BayesFit(idata=None, design=index_design(cells["binary"]), quantities=pd.DataFrame(),
+    ...                quantity_diagnostics=pd.DataFrame(), diagnostics={})
+    >>> check_fit_matches(fit, rows, fit_name="fit.nc", responses_name="db")  # the same answers: no error
+    >>> check_fit_matches(fit, rows.iloc[1:], fit_name="fit.nc", responses_name="db")
+    Traceback (most recent call last):
+    ...
+    ValueError: fit.nc was fitted to other answers than db (binary cells: 2 in the fit, 2 now, 2 differ); fit again
+    """
+    now = responses_to_cells(responses)
+    was = fit.design.cell_tables()
+    for kind in ("binary", "ordinal", "scores"):
+        fitted, current = _rows(was[kind]), _rows(now[kind])
+        if fitted != current:
+            raise ValueError(f"{fit_name} was fitted to other answers than {responses_name} ({kind} cells: "
+                             f"{len(fitted)} in the fit, {len(current)} now, {len(fitted ^ current)} differ); fit "
+                             "again")  # fmt: skip
 
 
-def _io(text: str) -> object:
-    import io
-
-    return io.StringIO(text)
-
-
-def _attach(idata: object, fit: StudyFit) -> None:
-    import json
-
-    from bias_validity.psychometrics.bayes._arviz import set_posterior_attrs
-
-    set_posterior_attrs(
-        idata,
-        bias_validity_quantities=fit.quantities.to_json(orient="table", index=False),
-        bias_validity_quantities_attrs=json.dumps(fit.quantities.attrs),
-        bias_validity_diagnostics=json.dumps(fit.diagnostics),
-        bias_validity_status=fit.status_rates.to_json(orient="table", index=False),
-        bias_validity_sampler=fit.sampler,
-    )
+def _rows(frame: pd.DataFrame) -> set[tuple]:
+    """A cell table as a set of rows, labels as text and numbers to 9 significant digits (a saved fit's scores
+    round-trip through JSON with 15)."""
+    frame = frame.assign(**{c: frame[c].astype(str) for c in _CELL})
+    return {tuple(float(f"{v:.9g}") if isinstance(v, float) else v for v in row)
+            for row in frame.itertuples(index=False, name=None)}  # fmt: skip

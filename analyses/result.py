@@ -46,7 +46,7 @@ class ValidityReport:
 
     questions: list[QuestionResult]
     sc_table: pd.DataFrame  #: raw SC per model x dimension x method with Wilson interval and status counts
-    status_counts: pd.DataFrame  #: model, method, status, n
+    status_counts: pd.DataFrame  #: model, method, status, n, rate
     #: derived quantities: quantity, model, dimension, method, mean, hdi_low, hdi_high, p_direction
     posterior: pd.DataFrame | None = None
     diagnostics: dict[str, object] | None = None  #: max_rhat, min_ess_bulk, min_ess_tail, divergences, passed

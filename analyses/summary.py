@@ -60,5 +60,17 @@ def sc_table(responses: pd.DataFrame, *, ci: float = 0.95) -> pd.DataFrame:
 
 
 def status_counts(responses: pd.DataFrame) -> pd.DataFrame:
-    """Answers per model x method x status (long form: ``model``, ``method``, ``status``, ``n``)."""
-    return responses.groupby(["model", "method", "status"]).size().rename("n").reset_index()
+    """Answers per model x method x status: ``model``, ``method``, ``status``, ``n`` and ``rate`` (share of the
+    model x method's answers).
+
+    SCs are conditional on a valid (``ok``) answer; these rates say how many answers that condition set aside.
+
+    Examples
+    --------
+    >>> df = pd.DataFrame({"model": ["m"] * 4, "method": ["implicit"] * 4, "status": ["ok", "ok", "ok", "refusal"]})
+    >>> status_counts(df)[["status", "n", "rate"]].to_dict("records")
+    [{'status': 'ok', 'n': 3, 'rate': 0.75}, {'status': 'refusal', 'n': 1, 'rate': 0.25}]
+    """
+    counts = responses.groupby(["model", "method", "status"]).size().rename("n").reset_index()
+    counts["rate"] = counts["n"] / counts.groupby(["model", "method"])["n"].transform("sum")
+    return counts

@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from bias_validity.psychometrics.bayes import (
+    FitConfig,
     _arviz,
     build_model,
     derived_draws,
@@ -55,7 +56,8 @@ def _study(**kw) -> dict[str, pd.DataFrame]:
 
 def _fit(design, *, sampler="nutpie", draws=1000, tune=1000, chains=4, model=None) -> dict[str, object]:
     wall, cpu = time.perf_counter(), _cpu()
-    run = sample(model or build_model(design), sampler=sampler, draws=draws, tune=tune, chains=chains, seed=1)
+    config = FitConfig(sampler=sampler, draws=draws, tune=tune, chains=chains, seed=1)
+    run = sample(model or build_model(design), config)
     wall, cpu = time.perf_counter() - wall, _cpu() - cpu
     labels, draws_arr = derived_draws(run.idata, design)
     table = summarise(labels, draws_arr)

@@ -4,21 +4,25 @@ from __future__ import annotations
 
 import argparse
 
+from bias_validity.cli._options import add_fit_arguments, fit_config
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "compare",
         help="posterior difference of two models' SCs per dimension and method, with HDI and P(A > B)",
-        description="Fit the hierarchical model to the two models' answers and print, per dimension and method, "
-        "SC(A) - SC(B) with its 94%% HDI and the posterior probability that A is more stereotypical. Exit status "
-        "1 when the fit fails its diagnostics gate.",
-        epilog="Example: bias-validity compare study.sqlite --models hf:SmolLM2 hf:gemma-3-270m --json",
+        description="Print, per dimension and method, SC(A) - SC(B) with its HDI and the posterior probability that "
+        "A is more stereotypical. With --fit the saved fit is reused (no sampling; with a store, the fit must have "
+        "been fitted to its answers); otherwise the two models' answers in the store are fitted. Exit status 1 "
+        "when the fit fails its diagnostics gate.",
+        epilog="Example: bias-validity compare --fit fit.nc --models hf:SmolLM2-135M-Instruct-Q4_1 "
+        "hf:gemma-3-270m-Q4_K_M --json",
     )
-    p.add_argument("store", help="the SQLite store")
+    p.add_argument("store", nargs="?", help="the SQLite store (optional with --fit)")
+    p.add_argument("--fit", help="a saved fit (fit.nc from bias-validity fit --out) to reuse instead of sampling")
     p.add_argument("--models", nargs=2, required=True, metavar=("A", "B"), help="the two models to compare")
     p.add_argument("--json", action="store_true", help="print records and diagnostics as JSON")
-    p.add_argument("--sampler", default="nutpie", choices=("nutpie", "pymc", "numpyro"), help="NUTS backend")
-    p.add_argument("--seed", type=int, default=0, help="sampler seed (default 0)")
+    add_fit_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -26,16 +30,29 @@ def run(args: argparse.Namespace) -> int:
     import json
 
     from bias_validity.analyses.compare import compare_models
-    from bias_validity.analyses.fit import fit_responses
-    from bias_validity.probes.store import read_responses
 
+    if not args.store and not args.fit:
+        raise ValueError("give a store to fit, or --fit with a saved fit")
     a, b = args.models
-    responses = read_responses(args.store)
-    known = sorted(set(responses["model"].astype(str)))
-    for name in (a, b):
-        if name not in known:
-            raise ValueError(f"model {name!r} is not in {args.store}; models: {', '.join(known)}")
-    fit = fit_responses(responses[responses["model"].isin([a, b])], sampler=args.sampler, seed=args.seed)
+    if args.fit:
+        from bias_validity.psychometrics.bayes import load_fit
+
+        fit = load_fit(args.fit)
+        if args.store:
+            from bias_validity.analyses.fit import check_fit_matches
+            from bias_validity.probes.store import read_responses
+
+            check_fit_matches(fit, read_responses(args.store), fit_name=args.fit, responses_name=args.store)
+    else:
+        from bias_validity.analyses.fit import fit_responses
+        from bias_validity.probes.store import read_responses
+
+        responses = read_responses(args.store)
+        known = sorted(set(responses["model"].astype(str)))
+        for name in (a, b):
+            if name not in known:
+                raise ValueError(f"model {name!r} is not in {args.store}; models: {', '.join(known)}")
+        fit = fit_responses(responses[responses["model"].isin([a, b])], config=fit_config(args))
     table = compare_models(fit, a, b)
     diag = {k: fit.diagnostics[k] for k in ("max_rhat", "min_ess_bulk", "min_ess_tail", "divergences", "passed")}
     if args.json:

@@ -66,6 +66,7 @@ def run_demo(
     from bias_validity.probes.backends import load_backend
     from bias_validity.probes.collect import collect
     from bias_validity.probes.store import read_study
+    from bias_validity.psychometrics.bayes import FitConfig
     from bias_validity.reports import write_report
 
     out = Path(out)
@@ -92,7 +93,7 @@ def run_demo(
     study = read_study(result.store)
     summary_path = out / "summary.json"
     summary_path.write_text(json.dumps(json.loads(sc_table(study.responses).to_json(orient="records")), indent=2))
-    fit = fit_responses(study.responses, seed=seed)
+    fit = fit_responses(study.responses, config=FitConfig(seed=seed))
     fit_path = fit.save(out / "fit.nc")
     result.report = build_report(study.responses, fit=fit, skipped=study.skipped, runs=study.runs, seed=seed)
     result.files = [summary_path, fit_path]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from bias_validity.cli._options import add_fit_arguments, fit_config
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
@@ -18,10 +20,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("store", help="the SQLite store")
     p.add_argument("--out", required=True, help="output file: .html or .md")
     group = p.add_mutually_exclusive_group()
-    group.add_argument("--fit", help="a saved posterior (fit.nc from bias-validity fit) instead of fitting again")
+    group.add_argument("--fit", help="a saved fit (fit.nc from bias-validity fit --out) of this store's answers, "
+                       "reused instead of sampling again")
     group.add_argument("--no-fit", action="store_true", help="report without the Bayesian model (classical intervals)")
     p.add_argument("--models-file", help="CSV of model metadata (family, parameters, training tokens, aligned) for Q6")
-    p.add_argument("--seed", type=int, default=0, help="seed of the bootstraps and the sampler (default 0)")
+    add_fit_arguments(p, seed_help="seed of the bootstraps and the sampler")
     p.set_defaults(func=run)
 
 
@@ -43,13 +46,15 @@ def run(args: argparse.Namespace) -> int:
         models_meta = read_models_meta(args.models_file)
     fit = None
     if args.fit:
-        from bias_validity.analyses.fit import load_fit
+        from bias_validity.analyses.fit import check_fit_matches
+        from bias_validity.psychometrics.bayes import load_fit
 
-        fit = load_fit(args.fit, responses)
+        fit = load_fit(args.fit)
+        check_fit_matches(fit, responses, fit_name=args.fit, responses_name=args.store)
     elif not args.no_fit:
         from bias_validity.analyses.fit import fit_responses
 
-        fit = fit_responses(responses, models_meta=models_meta, seed=args.seed)
+        fit = fit_responses(responses, models_meta=models_meta, config=fit_config(args))
     report = build_report(responses, fit=fit, models_meta=models_meta, skipped=study.skipped, runs=study.runs,
                           seed=args.seed)  # fmt: skip
     path = write_report(report, args.out)

@@ -22,6 +22,8 @@ from bias_validity.psychometrics.validity import convergent_validity, correlatio
 
 _BAYES = (
     "BayesFit",
+    "FitConfig",
+    "load_fit",
     "Columns",
     "COLLINEAR",
     "GATE",

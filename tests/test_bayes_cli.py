@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 
 import pytest
@@ -22,25 +24,62 @@ def store(tmp_path_factory):
     return path
 
 
-def test_fit_json_reports_a_failed_gate_with_exit_status_1(store, tmp_path, capsys):
-    # 30, then 60 draws x 2 chains cannot reach ESS 400: the gate must fail, loudly, and the posterior is still written
-    out = tmp_path / "fit.nc"
-    code = main(["fit", str(store), "--json", "--out", str(out), "--draws", "30", "--tune", "100", "--chains", "2",
-                 "--max-draws", "60"])  # fmt: skip
-    captured = capsys.readouterr()
-    report = json.loads(captured.out)
+@pytest.fixture(scope="module")
+def fitted(store):
+    """``fit --json --out`` once: 30, then 60 draws x 2 chains cannot reach ESS 400, so the gate must fail."""
+    out, err = io.StringIO(), io.StringIO()
+    path = store.parent / "fit.nc"
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["fit", str(store), "--json", "--out", str(path), "--draws", "30", "--tune", "100", "--chains",
+                     "2", "--max-draws", "60"])  # fmt: skip
+    return code, out.getvalue(), err.getvalue(), path
+
+
+def test_fit_json_reports_a_failed_gate_with_exit_status_1(fitted):
+    code, stdout, stderr, out = fitted
+    report = json.loads(stdout)
     assert code == 1
-    assert "FAILED" in captured.err
+    assert "FAILED its diagnostics gate (R-hat <= 1.01, bulk ESS >= 400, tail ESS >= 400, no divergences)" in stderr
     diag = report["diagnostics"]
     assert set(diag) == {"max_rhat", "min_ess_bulk", "min_ess_tail", "divergences", "passed", "draws"}
     assert diag["passed"] is False and diag["min_ess_bulk"] < 400
     assert diag["draws"] == (30 if diag["divergences"] else 60)  # retried with twice the draws unless it diverged
-    assert f"with {diag['draws']} draws per chain" in captured.err
+    assert f"with {diag['draws']} draws per chain" in stderr
     rec = report["quantities"][0]
     assert list(rec) == ["quantity", "model", "dimension", "method", "mean", "hdi_low", "hdi_high", "p_direction"]
     kinds = {r["quantity"] for r in report["quantities"]}
     assert kinds == {"sc", "ablation_drop_ratio", "model_contrast", "latent_correlation"}
     assert out.stat().st_size > 0
+
+
+def test_compare_reuses_a_saved_fit_without_sampling(store, fitted, capsys, monkeypatch):
+    from bias_validity.analyses.compare import compare_models
+    from bias_validity.psychometrics.bayes import hierarchical, load_fit
+
+    def no_sampling(*args, **kwargs):
+        raise AssertionError("compare --fit sampled again")
+
+    monkeypatch.setattr(hierarchical, "sample", no_sampling)
+    path = fitted[3]
+    assert main(["compare", "--fit", str(path), "--models", "u0", "u1", "--json"]) == 1  # the saved fit failed
+    first = json.loads(capsys.readouterr().out)
+    assert main(["compare", str(store), "--fit", str(path), "--models", "u0", "u1", "--json"]) == 1
+    again = json.loads(capsys.readouterr().out)
+    expected = compare_models(load_fit(path), "u0", "u1")
+    assert first == again and len(first["comparisons"]) == len(expected) > 0
+    assert [c["difference"] for c in first["comparisons"]] == pytest.approx(expected["difference"].tolist())
+    assert first["diagnostics"]["passed"] is False
+
+
+def test_compare_refuses_a_fit_of_other_answers(store, fitted, tmp_path, capsys):
+    other = tmp_path / "other.sqlite"
+    sim = simulate_study(units=2, traits=1, items=3, templates=1, orders=1, reps=8, seed=6, ordinal_methods=(),
+                         score_methods=())  # fmt: skip
+    write_responses(cells_to_responses({k: v.rename(columns={"unit": "model", "trait": "dimension"})
+                                        for k, v in sim.items()}), other)  # fmt: skip
+    assert main(["compare", str(other), "--fit", str(fitted[3]), "--models", "u0", "u1"]) == 2
+    assert f"{fitted[3]} was fitted to other answers than {other}" in capsys.readouterr().err
+    assert main(["report", str(other), "--fit", str(fitted[3]), "--out", str(tmp_path / "r.md")]) == 2
 
 
 def test_compare_refuses_an_unknown_model_with_exit_status_2(store, capsys):

@@ -13,9 +13,10 @@ import pandas as pd
 import pytest
 
 from bias_validity.analyses.compare import compare_models
-from bias_validity.analyses.fit import fit_responses, load_fit, responses_to_cells
+from bias_validity.analyses.fit import check_fit_matches, fit_responses, responses_to_cells
+from bias_validity.analyses.summary import status_counts
 from bias_validity.probes.schema import response_id, validate_responses
-from bias_validity.psychometrics.bayes import simulate_study
+from bias_validity.psychometrics.bayes import FitConfig, load_fit, simulate_study
 
 
 def cells_to_responses(sim: dict[str, pd.DataFrame], *, refusals: int = 0) -> pd.DataFrame:
@@ -58,7 +59,7 @@ def study() -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
 @pytest.fixture(scope="module")
 def fitted(study):
     _, responses = study
-    return fit_responses(responses, draws=1000, tune=1000, chains=4, seed=2)
+    return fit_responses(responses, config=FitConfig(draws=1000, tune=1000, chains=4, seed=2))
 
 
 def test_cells_pool_repetitions_and_exclude_non_ok(study):
@@ -102,14 +103,14 @@ def test_latent_correlation_is_positive_when_items_correlate(fitted):
     assert corr["hdi_low"] <= 0.8 <= corr["hdi_high"]
 
 
-def test_result_shape_and_status_rates(fitted):
+def test_result_shape_and_status_rates(study, fitted):
     cols = ["quantity", "model", "dimension", "method", "mean", "hdi_low", "hdi_high", "p_direction"]
     assert list(fitted.quantities.columns) == cols
     assert fitted.quantities.attrs["hdi_prob"] == 0.94
     assert set(fitted.quantities["quantity"]) == {"sc", "gap_explicit_implicit", "ablation_drop_ratio",
                                                   "model_contrast", "latent_correlation"}  # fmt: skip
     assert ((fitted.quantities["p_direction"] >= 0.5) & (fitted.quantities["p_direction"] <= 1)).all()
-    rates = fitted.status_rates.set_index(["model", "method", "status"])["rate"]
+    rates = status_counts(study[1]).set_index(["model", "method", "status"])["rate"]
     # 25 answers + 1 refusal per implicit cell
     assert rates[("u0", "implicit", "refusal")] == pytest.approx(1 / 26)
 
@@ -126,8 +127,38 @@ def test_compare_is_the_model_contrast(fitted):
         compare_models(fitted, "u0", "nobody")
 
 
-def test_saved_fit_round_trips(fitted, tmp_path):
+def test_saved_fit_round_trips_with_its_design(study, fitted, tmp_path):
     path = fitted.save(tmp_path / "fit.nc")
     loaded = load_fit(path)
     pd.testing.assert_frame_equal(loaded.quantities, fitted.quantities, check_dtype=False)
+    pd.testing.assert_frame_equal(loaded.quantity_diagnostics, fitted.quantity_diagnostics, check_dtype=False)
+    assert loaded.quantities.attrs == json.loads(json.dumps(fitted.quantities.attrs))
     assert loaded.diagnostics == json.loads(json.dumps(fitted.diagnostics))
+    assert loaded.config == fitted.config and loaded.seconds == pytest.approx(fitted.seconds)
+    for name in ("methods", "items", "templates", "orders", "ordinal_methods", "binary_methods", "score_methods"):
+        assert getattr(loaded.design, name) == getattr(fitted.design, name), name
+    for name in ("binary", "ordinal", "scores"):
+        pd.testing.assert_frame_equal(loaded.design.cell_tables()[name], fitted.design.cell_tables()[name],
+                                      check_dtype=False)  # fmt: skip
+    # the comparison of a reloaded fit is the comparison of the fit (same draws, same design)
+    pd.testing.assert_frame_equal(compare_models(loaded, "u0", "u1"), compare_models(fitted, "u0", "u1"))
+    check_fit_matches(loaded, study[1], fit_name="fit.nc", responses_name="study")
+
+
+def test_a_saved_fit_is_refused_for_other_answers(study, fitted):
+    _, responses = study
+    fewer = responses[responses["item_id"] != responses["item_id"].iloc[0]]
+    with pytest.raises(ValueError, match="fit.nc was fitted to other answers than study.sqlite"):
+        check_fit_matches(fitted, fewer, fit_name="fit.nc", responses_name="study.sqlite")
+    shifted = responses.assign(score=responses["score"] + 0.01)
+    with pytest.raises(ValueError, match=r"\(scores cells: "):
+        check_fit_matches(fitted, shifted, fit_name="fit.nc", responses_name="study.sqlite")
+
+
+def test_a_file_that_is_not_a_fit_is_refused_in_one_line(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no such file"):
+        load_fit(tmp_path / "missing.nc")
+    text = tmp_path / "fit.nc"
+    text.write_text("not netcdf")
+    with pytest.raises(ValueError, match="fit.nc: not a netCDF posterior"):
+        load_fit(text)

@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from bias_validity.analyses.models_meta import base_tuned_pairs, llama_example, read_models_meta
-from bias_validity.psychometrics.bayes import diagnostics_gate, sample, scaling_identifiability, summarise
+from bias_validity.cli._options import fit_config
+from bias_validity.psychometrics.bayes import FitConfig, diagnostics_gate, scaling_identifiability, summarise
 
 
 def test_scaling_matches_the_two_predictor_closed_forms():
@@ -92,10 +93,17 @@ def _write(path, text):
     return path
 
 
-def test_sampler_choice_is_validated():
-    import pymc as pm
-
-    with pm.Model() as model:
-        pm.Normal("x")
+def test_fit_settings_are_validated_before_any_sampling():
     with pytest.raises(ValueError, match="valid samplers are nutpie, pymc, numpyro"):
-        sample(model, sampler="stan")
+        FitConfig(sampler="stan")
+    with pytest.raises(ValueError, match="hdi_prob must lie strictly between 0 and 1; got 1.5"):
+        FitConfig(hdi_prob=1.5)
+    with pytest.raises(ValueError, match="draws and chains must be >= 1"):
+        FitConfig(draws=0)
+
+
+def test_one_set_of_fit_defaults_serves_the_api_and_the_command_line():
+    from bias_validity.cli import build_parser
+
+    args = build_parser().parse_args(["fit", "study.sqlite"])
+    assert fit_config(args) == FitConfig()

@@ -5,6 +5,7 @@ Generic: the column names are passed in a :class:`Columns` record, so nothing he
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -34,6 +35,10 @@ class Columns:
         """Columns that define one design cell."""
         return [*self.group, self.template, self.item, self.order]
 
+    def to_dict(self) -> dict[str, str]:
+        """The column names by role (``Columns(**d)`` rebuilds the record)."""
+        return dataclasses.asdict(self)
+
 
 #: The responses-table names: model, dimension, method, item_id, template_id, order.
 DEFAULT_COLUMNS = Columns()
@@ -58,6 +63,28 @@ class Design:
     score_groups: pd.DataFrame
     binary_methods: list[str] = field(default_factory=list)
     score_methods: list[str] = field(default_factory=list)
+
+    @property
+    def levels(self) -> int:
+        """Number of ordinal answer levels (columns of :attr:`ordinal_counts`)."""
+        return int(self.ordinal_counts.shape[1])
+
+    def cell_tables(self) -> dict[str, pd.DataFrame]:
+        """The tables this design indexes, in the form :func:`index_design` takes them (so it rebuilds the design).
+
+        ``binary``: cell columns, ``k``, ``n``; ``ordinal``: cell columns, ``level``, ``n`` (one row per observed
+        level); ``scores``: cell columns, ``score``.
+        """
+        cell = self.columns.cell
+        level_cols = [f"level_{j}" for j in range(1, self.levels + 1)]
+        ordinal = self.ordinal[cell].assign(**dict(zip(level_cols, self.ordinal_counts.T, strict=True)))
+        ordinal = ordinal.melt(id_vars=cell, value_vars=level_cols, var_name="level", value_name="n")
+        ordinal = ordinal[ordinal["n"] > 0].assign(level=lambda f: f["level"].str.removeprefix("level_").astype(int))
+        return {
+            "binary": self.binary[[*cell, "k", "n"]].reset_index(drop=True),
+            "ordinal": ordinal.sort_values([*cell, "level"]).reset_index(drop=True),
+            "scores": self.scores[[*cell, "score"]].reset_index(drop=True),
+        }
 
     def item_traits(self) -> list[str]:
         """The trait each item (in :attr:`items` order) belongs to (the first one seen, should an item recur)."""

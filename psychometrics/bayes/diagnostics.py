@@ -2,13 +2,30 @@
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING
 
-__all__ = ["GATE", "diagnostics_gate"]
+import numpy as np
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["GATE", "describe_gate", "diagnostics_gate"]
 
 #: Thresholds of the gate (Vehtari et al. 2021): R-hat at most 1.01, bulk and tail ESS at least 400, no divergence.
 GATE: dict[str, float] = {"max_rhat": 1.01, "min_ess_bulk": 400.0, "min_ess_tail": 400.0, "divergences": 0.0}
+
+
+def describe_gate(gate: dict[str, float] = GATE) -> str:
+    """The gate's thresholds in words, as help texts, the FAILED line and the report state them.
+
+    Examples
+    --------
+    >>> describe_gate()
+    'R-hat <= 1.01, bulk ESS >= 400, tail ESS >= 400, no divergences'
+    """
+    divergences = "no divergences" if gate["divergences"] == 0 else f"at most {gate['divergences']:g} divergences"
+    return (f"R-hat <= {gate['max_rhat']:g}, bulk ESS >= {gate['min_ess_bulk']:g}, "
+            f"tail ESS >= {gate['min_ess_tail']:g}, {divergences}")  # fmt: skip
 
 
 def diagnostics_gate(quantities: pd.DataFrame, *, divergences: int) -> dict[str, object]:
@@ -27,7 +44,7 @@ def diagnostics_gate(quantities: pd.DataFrame, *, divergences: int) -> dict[str,
     dict
         ``max_rhat``, ``min_ess_bulk``, ``min_ess_tail``, ``divergences`` and ``passed`` (all thresholds in
         :data:`GATE` met; a quantity whose R-hat or ESS cannot be computed fails), plus ``failing``: the number of
-        quantities that miss a threshold.
+        quantities that miss a threshold, and ``gate``: the thresholds in words (:func:`describe_gate`).
 
     Notes
     -----
@@ -43,6 +60,7 @@ def diagnostics_gate(quantities: pd.DataFrame, *, divergences: int) -> dict[str,
 
     Examples
     --------
+    >>> import pandas as pd
     >>> q = pd.DataFrame({"rhat": [1.002, 1.004], "ess_bulk": [900.0, 1200.0], "ess_tail": [700.0, 650.0]})
     >>> diagnostics_gate(q, divergences=0)["passed"]
     True
@@ -70,4 +88,5 @@ def diagnostics_gate(quantities: pd.DataFrame, *, divergences: int) -> dict[str,
     }
     result["passed"] = bool(len(rhat) > 0 and not bad.any() and divergences <= GATE["divergences"])
     result["failing"] = int(bad.sum())
+    result["gate"] = describe_gate()
     return result

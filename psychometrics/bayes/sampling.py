@@ -12,10 +12,10 @@ from dataclasses import dataclass
 import pymc as pm
 from threadpoolctl import threadpool_limits
 
-__all__ = ["SAMPLERS", "SampleRun", "sample", "single_threaded_blas"]
+from bias_validity.psychometrics.bayes.config import FitConfig
 
-#: NUTS implementations that :func:`sample` accepts; the first is the default.
-SAMPLERS: tuple[str, ...] = ("nutpie", "pymc", "numpyro")
+__all__ = ["SampleRun", "sample", "single_threaded_blas"]
+
 _REQUIRES = {"nutpie": "nutpie", "pymc": "pymc", "numpyro": "numpyro"}
 
 
@@ -37,35 +37,26 @@ def single_threaded_blas() -> contextlib.AbstractContextManager:
     return threadpool_limits(limits=1, user_api="blas")
 
 
-def sample(
-    model: pm.Model,
-    *,
-    sampler: str = "nutpie",
-    draws: int = 1000,
-    tune: int = 1000,
-    chains: int = 4,
-    target_accept: float = 0.95,
-    seed: int = 0,
-) -> SampleRun:
-    """Draw from ``model`` with the chosen NUTS backend; raise ValueError for an unknown or missing one."""
-    if sampler not in SAMPLERS:
-        raise ValueError(f"unknown sampler {sampler!r}; valid samplers are {', '.join(SAMPLERS)}")
+def sample(model: pm.Model, config: FitConfig) -> SampleRun:
+    """Draw from ``model`` with the NUTS backend, chains, warm-up, draws and seed of ``config``.
+
+    Raises ValueError when the chosen backend is not installed.
+    """
+    sampler = config.sampler
     if importlib.util.find_spec(_REQUIRES[sampler]) is None:
         raise ValueError(f"sampler {sampler!r} needs the package {_REQUIRES[sampler]!r}: pip install {sampler}")
-    if draws < 1 or tune < 0 or chains < 1:
-        raise ValueError(f"draws and chains must be >= 1 and tune >= 0; got {draws}, {chains}, {tune}")
     start = time.perf_counter()
     logging.getLogger("pymc").setLevel(logging.ERROR)
     in_process = sampler != "pymc"
     # PyMC's own sampler runs chains in processes and divides BLAS threads among them itself (blas_cores="auto")
     with model, single_threaded_blas() if in_process else contextlib.nullcontext():
         idata = pm.sample(
-            draws=draws,
-            tune=tune,
-            chains=chains,
-            cores=min(chains, os.cpu_count() or 1),
-            target_accept=target_accept,
-            random_seed=seed,
+            draws=config.draws,
+            tune=config.tune,
+            chains=config.chains,
+            cores=min(config.chains, os.cpu_count() or 1),
+            target_accept=config.target_accept,
+            random_seed=config.seed,
             nuts_sampler=sampler,
             progressbar=False,
             compute_convergence_checks=False,
