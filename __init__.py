@@ -17,13 +17,15 @@ Examples
 
 from __future__ import annotations
 
-from importlib import import_module, metadata
+from importlib import metadata
 
-__all__ = [
-    "__version__", "PROVENANCE_PACKAGES", "package_versions", "probes", "psychometrics", "analyses", "reports", "cli",
-]
+import lazy_loader
 
-_SUBPACKAGES = ("probes", "psychometrics", "analyses", "reports", "cli")
+__getattr__, _, _SUBPACKAGES = lazy_loader.attach(
+    __name__, submodules=["probes", "psychometrics", "analyses", "reports", "cli"]
+)
+__all__ = ["__version__", "PROVENANCE_PACKAGES", "package_versions", *_SUBPACKAGES]
+
 #: Distributions whose versions change what a study collects or computes; recorded with every run and report.
 PROVENANCE_PACKAGES: tuple[str, ...] = (
     "bias-validity", "numpy", "pandas", "scipy", "statsmodels", "pingouin", "pymc", "arviz", "nutpie", "torch",
@@ -47,11 +49,5 @@ def package_versions() -> dict[str, str | None]:
     return versions
 
 
-def __getattr__(name: str) -> object:
-    if name in _SUBPACKAGES:
-        return import_module(f"{__name__}.{name}")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_SUBPACKAGES})
+    return sorted(__all__)

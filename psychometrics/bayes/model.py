@@ -8,10 +8,9 @@ validity.
 from __future__ import annotations
 
 import numpy as np
-import pymc as pm
-import pytensor.tensor as pt
 from scipy.linalg import helmert
 
+from bias_validity.psychometrics.bayes._pymc import pm, pt
 from bias_validity.psychometrics.bayes.design import Design
 
 __all__ = ["build_model"]

@@ -9,9 +9,9 @@ import os
 import time
 from dataclasses import dataclass
 
-import pymc as pm
 from threadpoolctl import threadpool_limits
 
+from bias_validity.psychometrics.bayes._pymc import pm
 from bias_validity.psychometrics.bayes.config import FitConfig
 
 __all__ = ["SampleRun", "sample", "single_threaded_blas"]
