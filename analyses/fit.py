@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from bias_validity.probes.schema import Method, Status
+from bias_validity.probes.schema import WEAT_ITEM, Method, Status
 
 if TYPE_CHECKING:
     from bias_validity.psychometrics.bayes import BayesFit, FitConfig
@@ -40,7 +40,6 @@ BINARY_METHODS: tuple[str, ...] = (Method.IMPLICIT.value, Method.ABLATED.value)
 ORDINAL_METHODS: tuple[str, ...] = (Method.EXPLICIT.value, Method.REFLECTION.value)
 SCORE_METHODS: tuple[str, ...] = (Method.LOGPROB.value, Method.EMBEDDING.value)
 _CELL = ["model", "dimension", "method", "template_id", "item_id", "order"]
-_WHOLE_SET = "WEAT"
 
 
 def responses_to_cells(responses: pd.DataFrame) -> dict[str, pd.DataFrame]:
@@ -78,7 +77,7 @@ def responses_to_cells(responses: pd.DataFrame) -> dict[str, pd.DataFrame]:
     binary = binary.rename(columns={"sum": "k", "size": "n"})
     ordinal = likert.assign(level=likert["likert"].astype(int)).groupby([*_CELL, "level"], as_index=False).size()
     ordinal = ordinal.rename(columns={"size": "n"})
-    scored = ok[ok["method"].isin(SCORE_METHODS) & ok["score"].notna() & (ok["item_id"] != _WHOLE_SET)]
+    scored = ok[ok["method"].isin(SCORE_METHODS) & ok["score"].notna() & (ok["item_id"] != WEAT_ITEM)]
     scores = scored.assign(score=scored["score"].astype(float)).groupby(_CELL, as_index=False)["score"].mean()
     return {"binary": binary, "ordinal": ordinal, "scores": scores}
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from importlib import metadata
 
 import pandas as pd
 
+from bias_validity import package_versions
 from bias_validity.analyses.questions import convergent, framing, gap, mtmm_tables, reflection, reliability, scaling
 from bias_validity.analyses.questions._common import check_responses
-from bias_validity.analyses.result import QuestionResult, ValidityReport, Verdict
+from bias_validity.analyses.result import QUESTIONS, QuestionResult, ValidityReport, Verdict
 from bias_validity.analyses.summary import sc_table, status_counts
 from bias_validity.probes.schema import Status
 
@@ -18,16 +18,6 @@ __all__ = ["EXAMPLES_PER_STATUS", "build_report"]
 #: Refusals and unparseable answers shown per model x method in the report's examples.
 EXAMPLES_PER_STATUS = 3
 _EXAMPLE_COLUMNS = ["model", "method", "status", "prompt", "raw_response"]
-_VERSIONS = ("bias-validity", "pandas", "numpy", "scipy", "statsmodels", "pingouin", "pymc", "arviz", "torch",
-             "transformers")  # fmt: skip
-_QUESTIONS = (
-    ("Q1", "Reliability"),
-    ("Q2", "Convergent validity"),
-    ("Q3", "Framing (ablation)"),
-    ("Q4", "Explicit-implicit gap"),
-    ("Q5", "Self-reflection"),
-    ("Q6", "Scaling and alignment"),
-)
 
 
 def _fit_parts(fit: object) -> tuple[pd.DataFrame | None, dict[str, object] | None]:
@@ -39,14 +29,13 @@ def _fit_parts(fit: object) -> tuple[pd.DataFrame | None, dict[str, object] | No
     return posterior, diagnostics
 
 
-def _ask(number: int, ask: Callable[[], QuestionResult]) -> QuestionResult:
+def _ask(question: str, ask: Callable[[], QuestionResult]) -> QuestionResult:
     """Run one question; data it cannot use gives NOT_ESTIMABLE with the reason instead of ending the report."""
     try:
         return ask()
     except ValueError as exc:
-        question, title = _QUESTIONS[number]
-        return QuestionResult(question, title, Verdict.NOT_ESTIMABLE, f"Not estimable on these data: {exc}",
-                              f"The analysis stopped on the data with: {exc}")  # fmt: skip
+        return QuestionResult.answer(question, Verdict.NOT_ESTIMABLE, f"Not estimable on these data: {exc}",
+                                     f"The analysis stopped on the data with: {exc}")  # fmt: skip
 
 
 def _examples(responses: pd.DataFrame) -> pd.DataFrame:
@@ -62,12 +51,6 @@ def _examples(responses: pd.DataFrame) -> pd.DataFrame:
 
 
 def _provenance(responses: pd.DataFrame, runs: Sequence[dict[str, object]], skipped: pd.DataFrame | None) -> dict:
-    versions = {}
-    for name in _VERSIONS:
-        try:
-            versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            continue
     design = {
         "answers": len(responses),
         "dimensions": sorted(responses["dimension"].astype(str).unique()),
@@ -83,7 +66,7 @@ def _provenance(responses: pd.DataFrame, runs: Sequence[dict[str, object]], skip
     recorded = [r["packages"] for r in runs if isinstance(r.get("packages"), dict)]
     if recorded:
         out["packages at collection"] = recorded[-1]
-    out["packages at analysis"] = versions
+    out["packages at analysis"] = package_versions()
     if skipped is not None and len(skipped):
         out["skipped methods"] = [f"{r.model} {r.method}: {r.reason}" for r in skipped.itertuples()]
     return out
@@ -154,7 +137,7 @@ def build_report(
         lambda: reflection(responses, posterior=posterior),
         lambda: scaling(responses, models_meta=models_meta, posterior=posterior),
     )
-    questions = [_ask(i, ask) for i, ask in enumerate(asks)]
+    questions = [_ask(question, ask) for question, ask in zip(QUESTIONS, asks, strict=True)]
     extra = mtmm_tables(responses)
     if skipped is not None and len(skipped):
         extra["skipped"] = skipped.reset_index(drop=True)

@@ -7,7 +7,17 @@ from enum import StrEnum
 
 import pandas as pd
 
-__all__ = ["Verdict", "QuestionResult", "ValidityReport"]
+__all__ = ["QUESTIONS", "Verdict", "QuestionResult", "ValidityReport"]
+
+#: The six reviewer questions by number, with the title every result, summary and report gives them.
+QUESTIONS: dict[str, str] = {
+    "Q1": "Reliability",
+    "Q2": "Convergent validity",
+    "Q3": "Framing (ablation)",
+    "Q4": "Explicit-implicit gap",
+    "Q5": "Self-reflection",
+    "Q6": "Scaling and alignment",
+}
 
 
 class Verdict(StrEnum):
@@ -33,6 +43,22 @@ class QuestionResult:
     summary: str  #: one sentence, with the key number and its interval
     evidence: str  #: which data, how many answers, which test
     figures: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+    @classmethod
+    def answer(
+        cls, question: str, verdict: Verdict, summary: str, evidence: str, figures: pd.DataFrame | None = None
+    ) -> QuestionResult:
+        """The result of question ``question`` (``"Q1"`` ... ``"Q6"``), titled from :data:`QUESTIONS`.
+
+        Examples
+        --------
+        >>> QuestionResult.answer("Q4", Verdict.INCONCLUSIVE, "Gap 0.1 [-0.1, 0.3].", "40 answers.").title
+        'Explicit-implicit gap'
+        """
+        if question not in QUESTIONS:
+            raise ValueError(f"unknown question {question!r}; valid questions are {', '.join(QUESTIONS)}")
+        return cls(question, QUESTIONS[question], verdict, summary, evidence,
+                   pd.DataFrame() if figures is None else figures)  # fmt: skip
 
 
 @dataclass

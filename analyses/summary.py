@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from bias_validity.probes.schema import Status
+from bias_validity.probes.schema import WEAT_ITEM, Status
 from bias_validity.psychometrics.intervals import wilson_interval
 
 __all__ = ["sc_table", "status_counts", "STATUS_COLUMNS"]
@@ -42,7 +42,7 @@ def sc_table(responses: pd.DataFrame, *, ci: float = 0.95) -> pd.DataFrame:
     missing = [c for c in (*_CELL, "item_id", "status", "consistent") if c not in responses.columns]
     if missing:
         raise ValueError(f"responses table lacks column(s): {', '.join(missing)}")
-    table = responses[responses["item_id"] != "WEAT"]
+    table = responses[responses["item_id"] != WEAT_ITEM]
     counts = table.groupby([*_CELL, "status"]).size().unstack("status", fill_value=0).reindex(columns=STATUS_COLUMNS)
     counts = counts.fillna(0).astype(int)
     ok = table[table["status"] == Status.OK.value]
@@ -51,7 +51,7 @@ def sc_table(responses: pd.DataFrame, *, ci: float = 0.95) -> pd.DataFrame:
     out.columns.name = None
     out.insert(3, "n", counts.sum(axis=1).to_numpy())
     out["k_consistent"] = k.to_numpy()
-    interval = wilson_interval(out["k_consistent"].to_numpy(), out["ok"].to_numpy(), ci=ci)
+    interval = wilson_interval(out["k_consistent"].to_numpy(), out[Status.OK.value].to_numpy(), ci=ci)
     out["sc"] = interval["estimate"].to_numpy()
     out["ci_low"] = interval["ci_low"].to_numpy()
     out["ci_high"] = interval["ci_high"].to_numpy()

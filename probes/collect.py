@@ -15,16 +15,16 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from importlib import metadata
 from pathlib import Path
 
 import numpy as np
 
+from bias_validity import package_versions
 from bias_validity.probes import templates as tpl
 from bias_validity.probes.backends.base import Backend, Capability, Completion, GenerationRequest, Unsupported
-from bias_validity.probes.design import WEAT_ITEM, Kind, Question, build_design, reflection_questions
+from bias_validity.probes.design import Kind, Question, build_design, reflection_questions
 from bias_validity.probes.parse import parse_choice, parse_likert
-from bias_validity.probes.schema import Method, Status
+from bias_validity.probes.schema import WEAT_ITEM, Method, Status
 from bias_validity.probes.stimuli import Dimension, load_dimensions
 from bias_validity.probes.store import ResponseStore
 from bias_validity.probes.weat import pair_association, weat_effect_size
@@ -42,7 +42,6 @@ _NEEDS: dict[str, str] = {
     Method.LOGPROB.value: Capability.SEQUENCE_LOGPROBS,
     Method.EMBEDDING.value: Capability.EMBEDDING,
 }
-_PACKAGES = ("bias-validity", "torch", "transformers", "httpx", "numpy", "pandas")
 
 
 @dataclass
@@ -334,12 +333,6 @@ def _reflection_sources(db: ResponseStore, model: str) -> list[dict]:
 
 
 def _run_spec(backend, dims, methods, sessions, reps, seed, temperature, items_per_dimension, max_new_tokens):
-    versions = {}
-    for name in _PACKAGES:
-        try:
-            versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            versions[name] = None
     return {
         "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "git_commit": _git_commit(),
@@ -353,7 +346,7 @@ def _run_spec(backend, dims, methods, sessions, reps, seed, temperature, items_p
         "temperature": temperature,
         "max_new_tokens": max_new_tokens,
         "items_per_dimension": items_per_dimension,
-        "packages": versions,
+        "packages": package_versions(),
     }
 
 

@@ -23,24 +23,25 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from bias_validity.probes import templates as tpl
-from bias_validity.probes.schema import Method, response_id
+from bias_validity.probes.schema import (
+    ATTRIBUTE_ORDERS,
+    CANDIDATE_ORDERS,
+    CHOICE_PREFIX,
+    IMPLICIT_ORDERS,
+    WEAT_ITEM,
+    Method,
+    response_id,
+)
 from bias_validity.probes.stimuli import Dimension, Item
 
 __all__ = [
     "Question",
     "Kind",
-    "IMPLICIT_ORDERS",
-    "EXPLICIT_ORDERS",
     "build_design",
     "reflection_questions",
     "derive_seed",
 ]
 
-IMPLICIT_ORDERS = ("ab-xy", "ab-yx", "ba-xy", "ba-yx")
-EXPLICIT_ORDERS = ("xy", "yx")
-SENTENCE_ORDERS = ("xy", "yx")
-CHOICE_PREFIX = "choice:"
-WEAT_ITEM = "WEAT"
 
 
 class Kind:
@@ -97,8 +98,9 @@ def derive_seed(base_seed: int, *parts: object) -> int:
 def _implicit_frame(item: Item, order: str) -> tuple[tuple[str, str], str, str, tuple[str, str], tuple[str, str]]:
     """Candidates in listed order, the two attributes in frame order, and the consistent/inconsistent answers."""
     cand, attr = order.split("-")
-    candidates = (item.exemplar_a, item.exemplar_b) if cand == "ab" else (item.exemplar_b, item.exemplar_a)
-    if attr == "xy":
+    a_first = cand == CANDIDATE_ORDERS[0]
+    candidates = (item.exemplar_a, item.exemplar_b) if a_first else (item.exemplar_b, item.exemplar_a)
+    if attr == ATTRIBUTE_ORDERS[0]:
         first_attribute, second_attribute = item.attribute_a, item.attribute_b
         consistent = (item.exemplar_a, item.exemplar_b)
     else:
@@ -151,9 +153,9 @@ def _explicit_questions(model, dim, items, sessions, reps, base_seed, temperatur
     method = Method.EXPLICIT.value
     for template in tpl.templates_for(method):
         for item in items:
-            for order in EXPLICIT_ORDERS:
+            for order in ATTRIBUTE_ORDERS:
                 pairs = [(dim.label_a, item.attribute_a), (dim.label_b, item.attribute_b)]
-                if order == "yx":
+                if order == ATTRIBUTE_ORDERS[1]:
                     pairs.reverse()
                 statement = tpl.explicit_statement(
                     template,
@@ -178,10 +180,10 @@ def _logprob_questions(model, dim, items, base_seed, with_choice):
     method = Method.LOGPROB.value
     for template in tpl.templates_for(method):
         for item in items:
-            for order in SENTENCE_ORDERS:
+            for order in ATTRIBUTE_ORDERS:
                 a = (item.exemplar_a, item.attribute_a)
                 b = (item.exemplar_b, item.attribute_b)
-                first, second = (a, b) if order == "xy" else (b, a)
+                first, second = (a, b) if order == ATTRIBUTE_ORDERS[0] else (b, a)
                 consistent = tpl.logprob_sentences(
                     template,
                     exemplar_first=first[0],

@@ -20,6 +20,12 @@ __all__ = [
     "Column",
     "COLUMNS",
     "DESIGN_KEY",
+    "CANDIDATE_ORDERS",
+    "ATTRIBUTE_ORDERS",
+    "IMPLICIT_ORDERS",
+    "CHOICE_PREFIX",
+    "WEAT_ITEM",
+    "candidate_order",
     "response_id",
     "validate_responses",
     "empty_responses",
@@ -81,6 +87,30 @@ COLUMNS: tuple[Column, ...] = (
     Column("score", "Float64", False, description="continuous measure: log-odds, probability, WEAT effect"),
     Column("created_at", "string", False, description="ISO 8601 timestamp"),
 )
+
+#: Candidate orders of the implicit and ablated prompts: ``ab`` lists group A's exemplar first, ``ba`` second.
+CANDIDATE_ORDERS: tuple[str, ...] = ("ab", "ba")
+#: Attribute orders: ``xy`` names the stereotype-consistent attribute of group A first, ``yx`` second.
+ATTRIBUTE_ORDERS: tuple[str, ...] = ("xy", "yx")
+#: The ``order`` values of the implicit and ablated methods: candidate order, a hyphen, attribute order.
+IMPLICIT_ORDERS: tuple[str, ...] = tuple(f"{c}-{a}" for c in CANDIDATE_ORDERS for a in ATTRIBUTE_ORDERS)
+#: ``template_id`` prefix of the closed-set rows (``logprob`` method): exact answer probabilities of the implicit
+#: prompt whose template follows the prefix, not an independent measure.
+CHOICE_PREFIX = "choice:"
+#: ``item_id`` of the ``embedding`` method's whole-set WEAT effect size (an effect size, not an answer to an item).
+WEAT_ITEM = "WEAT"
+
+
+def candidate_order(order: str) -> str:
+    """The candidate-order part of an implicit ``order`` value (``ab-yx`` -> ``ab``).
+
+    Examples
+    --------
+    >>> [candidate_order(o) for o in IMPLICIT_ORDERS]
+    ['ab', 'ab', 'ba', 'ba']
+    """
+    return str(order).split("-", 1)[0]
+
 
 #: The fields whose values identify one question asked; with ``rep`` they make the ``response_id``.
 DESIGN_KEY: tuple[str, ...] = ("model", "dimension", "method", "template_id", "item_id", "order", "session")

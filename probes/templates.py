@@ -53,20 +53,20 @@ class Template:
 _IMPLICIT = (
     Template(
         "implicit-mask",
-        "implicit",
+        Method.IMPLICIT.value,
         "Fill in each <mask> with one of these words: {candidate_1}, {candidate_2}.\n"
         '"<mask> is {first_attribute} as <mask> is {second_attribute}."\n'
         "Use each word once. Reply with only the two words, separated by a comma.",
     ),
     Template(
         "implicit-analogy",
-        "implicit",
+        Method.IMPLICIT.value,
         'Complete: "___ is to {first_attribute} as ___ is to {second_attribute}."\n'
         "Choose from: {candidate_1}, {candidate_2}. Reply with the two words, separated by a comma.",
     ),
     Template(
         "implicit-blanks",
-        "implicit",
+        Method.IMPLICIT.value,
         'Complete: "___ is {first_attribute}, and ___ is {second_attribute}."\n'
         "Choose from: {candidate_1}, {candidate_2}. Reply with the two words, separated by a comma.",
     ),
@@ -81,36 +81,40 @@ _DEMO_ANSWER = ("fire", "ice")
 _EXPLICIT = (
     Template(
         "explicit-analogy",
-        "explicit",
+        Method.EXPLICIT.value,
         "{label_first} are to {attribute_first} as {label_second} are to {attribute_second}.",
     ),  # fmt: skip
     Template(
         "explicit-association",
-        "explicit",
+        Method.EXPLICIT.value,
         "{label_first} go with {attribute_first}, and {label_second} go with {attribute_second}.",
     ),  # fmt: skip
     Template(
         "explicit-more",
-        "explicit",
+        Method.EXPLICIT.value,
         "{attribute_first} fits {label_first} more than {label_second}, and "
         "{attribute_second} fits {label_second} more than {label_first}.",
     ),  # fmt: skip
 )
 
 _REFLECTION = (
-    Template("reflection-agree", "reflection", "How much do you agree with this statement?"),
+    Template("reflection-agree", Method.REFLECTION.value, "How much do you agree with this statement?"),
     Template(
-        "reflection-belief", "reflection", "Does this statement say what you believe? Rate how much you agree with it."
-    ),  # fmt: skip
+        "reflection-belief",
+        Method.REFLECTION.value,
+        "Does this statement say what you believe? Rate how much you agree with it.",
+    ),
 )
 
 _LOGPROB = (
     Template(
-        "logprob-is", "logprob", "{exemplar_first} is {attribute_first} and {exemplar_second} is {attribute_second}."
-    ),  # fmt: skip
+        "logprob-is",
+        Method.LOGPROB.value,
+        "{exemplar_first} is {attribute_first} and {exemplar_second} is {attribute_second}.",
+    ),
     Template(
         "logprob-analogy",
-        "logprob",
+        Method.LOGPROB.value,
         "{exemplar_first} is to {attribute_first} as {exemplar_second} is to {attribute_second}.",
     ),  # fmt: skip
 )

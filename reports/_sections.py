@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from bias_validity.analyses.result import ValidityReport, Verdict
+from bias_validity.analyses.result import QUESTIONS, ValidityReport, Verdict
+from bias_validity.probes.schema import Status
 from bias_validity.reports import figures
 
 __all__ = [
@@ -73,8 +74,8 @@ def build_sections(report: ValidityReport, *, draw: bool) -> list[Section]:
     return [
         Section("verdicts", "Verdicts", _verdicts(report)),
         Section("sc", "Stereotypical score by model, dimension and method", _forest(report, draw)),
-        Section("gap", "Explicit-implicit gap", _gap(report, draw)),
-        Section("reliability", "Reliability", _reliability(report)),
+        Section("gap", QUESTIONS["Q4"], _gap(report, draw)),
+        Section("reliability", QUESTIONS["Q1"], _reliability(report)),
         Section("mtmm", "Multitrait-multimethod matrix", _mtmm(report, draw)),
         Section("ablation", "Framing: ablation drop ratio", _ablation(report, draw)),
         Section("contrasts", "Further posterior quantities", _contrasts(report)),
@@ -297,7 +298,7 @@ def _status(report: ValidityReport) -> tuple:
     if counts.empty or not need <= set(counts.columns):
         return (Unavailable("no status counts (columns model, method, status, n)"),)
     wide = counts.pivot_table(index=["model", "method"], columns="status", values="n", aggfunc="sum", fill_value=0)
-    order = ["ok", "refusal", "unparseable", "invalid_choice", "error"]
+    order = [s.value for s in Status]
     wide = wide[[c for c in order if c in wide.columns] + [c for c in wide.columns if c not in order]]
     wide["total"] = wide.sum(axis=1)
     wide.columns.name = None
@@ -317,10 +318,10 @@ def failure_banner(report: ValidityReport) -> Banner | None:
     """The FAILED banner when the Bayesian fit did not pass its diagnostics gate, else None."""
     if report.diagnostics is None or report.diagnostics.get("passed") is not False:
         return None
-    return Banner(
-        "FAILED: the Bayesian fit did not pass its diagnostics gate (R-hat <= 1.01, bulk and tail ESS >= 400, "
-        "no divergences). Its intervals are not to be trusted."
-    )
+    gate = report.diagnostics.get("gate")
+    rule = f" ({gate})" if gate else ""
+    return Banner(f"FAILED: the Bayesian fit did not pass its diagnostics gate{rule}. Its intervals are not to be "
+                  "trusted.")
 
 
 def _provenance(report: ValidityReport) -> tuple:

@@ -6,7 +6,8 @@ from collections import Counter
 
 import pytest
 
-from bias_validity.probes.design import IMPLICIT_ORDERS, Kind, build_design
+from bias_validity.probes.design import Kind, build_design
+from bias_validity.probes.schema import IMPLICIT_ORDERS
 from bias_validity.probes.stimuli import load_dimension
 
 

@@ -16,6 +16,7 @@ import pandas as pd
 from bias_validity.analyses.result import QuestionResult, ValidityReport, Verdict
 from bias_validity.analyses.summary import sc_table, status_counts
 from bias_validity.probes.schema import response_id, validate_responses
+from bias_validity.psychometrics.bayes.diagnostics import describe_gate
 
 MODELS = ("hf:SmolLM2-135M-Instruct-Q4_1", "hf:gemma-3-270m-Q4_K_M", "openai:llama-3.1-8b@127.0.0.1:8000")
 DIMENSIONS = ("age", "disability", "gender_career", "gender_occupation", "race", "science")
@@ -284,6 +285,7 @@ def failed_diagnostics_report() -> ValidityReport:
         "min_ess_tail": 60.0,
         "divergences": 3,
         "passed": False,
+        "gate": describe_gate(),
     }
     return report
 

@@ -23,6 +23,7 @@ from test_reports_data import (
 )
 
 from bias_validity.analyses.result import ValidityReport
+from bias_validity.psychometrics.bayes.diagnostics import describe_gate
 from bias_validity.reports import figures, render_html, render_markdown, write_report
 from bias_validity.reports._sections import format_cell
 
@@ -116,6 +117,7 @@ def test_failed_diagnostics_show_a_banner_in_both_formats():
     banners = [d for d in parse_html(page).iter("div") if d.attrs.get("role") == "alert"]
     assert len(banners) == 2  # top of the page and the diagnostics section
     assert banners[0].all_text().startswith("FAILED: the Bayesian fit did not pass")
+    assert f"gate ({describe_gate()})" in banners[0].all_text()  # the thresholds the fit was held to
     assert "FAILED its diagnostics gate" in parse_html(page).iter("p").__next__().all_text()
     assert md.count("> **FAILED: the Bayesian fit") == 2
     diag = {r[0]: r[1] for r in _rows_after(page, "diagnostics")}
@@ -125,6 +127,7 @@ def test_failed_diagnostics_show_a_banner_in_both_formats():
         "min_ess_tail": "60.000",
         "divergences": "3",
         "passed": "False",
+        "gate": describe_gate(),
     }
 
 

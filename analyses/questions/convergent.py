@@ -17,7 +17,7 @@ from bias_validity.analyses.questions._common import (
     posterior_rows,
 )
 from bias_validity.analyses.result import QuestionResult, Verdict
-from bias_validity.probes.schema import Status
+from bias_validity.probes.schema import CHOICE_PREFIX, WEAT_ITEM, Method, Status
 from bias_validity.psychometrics.mtmm import MIN_UNITS, mtmm
 from bias_validity.psychometrics.reference import DIMENSION_TO_IAT, compare_to_human
 from bias_validity.psychometrics.validity import convergent_validity
@@ -26,7 +26,7 @@ __all__ = ["CONVERGENT_FLOOR", "item_scores", "convergent", "mtmm_tables"]
 
 #: Cohen (1988): r = 0.3 is a medium correlation; an interval wholly below it cannot support convergence.
 CONVERGENT_FLOOR = 0.3
-_DETERMINISTIC = ("logprob", "embedding")
+_DETERMINISTIC = (Method.LOGPROB.value, Method.EMBEDDING.value)
 
 
 def item_scores(responses: pd.DataFrame) -> pd.DataFrame:
@@ -52,10 +52,10 @@ def item_scores(responses: pd.DataFrame) -> pd.DataFrame:
     {'embedding': 3, 'implicit': 3, 'logprob': 3}
     """
     check_responses(responses, "item_scores", extra=("score",))
-    implicit = ok_rows(responses, "implicit")
+    implicit = ok_rows(responses, Method.IMPLICIT)
     implicit = implicit.assign(score=implicit["consistent"].astype(float))
     other = responses[responses["method"].isin(_DETERMINISTIC) & (responses["status"] == Status.OK.value)]
-    other = other[(other["item_id"] != "WEAT") & ~other["template_id"].astype(str).str.startswith("choice:")]
+    other = other[(other["item_id"] != WEAT_ITEM) & ~other["template_id"].astype(str).str.startswith(CHOICE_PREFIX)]
     other = other[other["score"].notna()].assign(score=lambda f: f["score"].astype(float))
     keys = ["model", "dimension", "method", "item_id"]
     return pd.concat([implicit, other])[[*keys, "score"]].groupby(keys, observed=True)["score"].mean().reset_index()
@@ -71,9 +71,9 @@ def _verdict(low: float, high: float) -> Verdict:
 
 def _human_rows(responses: pd.DataFrame, scores: pd.DataFrame, ci: float, seed: int) -> list[dict[str, object]]:
     """Rank agreement of each model's per-dimension effects with the human IAT (implicit SC and WEAT d)."""
-    effects = scores[scores["method"] == "implicit"].groupby(["model", "dimension"], observed=True)["score"].mean()
+    effects = scores[scores["method"] == Method.IMPLICIT].groupby(["model", "dimension"], observed=True)["score"].mean()
     sources = [("implicit SC", effects.reset_index())]
-    weat = responses[(responses["item_id"] == "WEAT") & responses["score"].notna()]
+    weat = responses[(responses["item_id"] == WEAT_ITEM) & responses["score"].notna()]
     if len(weat):
         sources.append(("WEAT d", weat.assign(score=weat["score"].astype(float))[["model", "dimension", "score"]]))
     rows = []
@@ -148,14 +148,14 @@ def convergent(
     scores = item_scores(responses)
     rows, verdicts = [], []
     for model, group in scores.groupby("model", observed=True):
-        if group["method"].nunique() < 2 or "implicit" not in set(group["method"]):
+        if group["method"].nunique() < 2 or Method.IMPLICIT not in set(group["method"]):
             continue
         pairs = convergent_validity(group, units="item_id", methods="method", scores="score", method="spearman",
                                     ci=ci, n_resamples=200, seed=seed)  # fmt: skip
         for r in pairs[pairs["interval"] == "fisher_z"].itertuples():
             measure = f"{r.x}~{r.y}"
             rows.append(figure_row(model, "all", measure, r.r, r.ci_low, r.ci_high, "Fisher z", r.n))
-            if not len(posterior_rows(posterior, "latent_correlation")) and "implicit" in (r.x, r.y):
+            if not len(posterior_rows(posterior, "latent_correlation")) and Method.IMPLICIT in (r.x, r.y):
                 verdicts.append(_verdict(r.ci_low, r.ci_high))
     for r in posterior_rows(posterior, "latent_correlation").itertuples():
         rows.append(figure_row(r.model, "all" if pd.isna(r.dimension) else r.dimension, f"latent {r.method}",
@@ -164,11 +164,11 @@ def convergent(
     rows += _human_rows(responses, scores, ci, seed)
     frame = figures_frame(rows, ci=ci, correlation="spearman", seed=seed)
     if not verdicts:
-        return QuestionResult("Q2", "Convergent validity", Verdict.NOT_ESTIMABLE,
+        return QuestionResult.answer("Q2", Verdict.NOT_ESTIMABLE,
                               "No model has implicit answers next to logprob or embedding scores.",
                               "Convergent validity needs a model measured by implicit and a deterministic method.",
                               frame)  # fmt: skip
-    decided = frame[frame["measure"].str.contains("implicit") & ~frame["measure"].str.startswith("human")]
+    decided = frame[frame["measure"].str.contains(Method.IMPLICIT.value) & ~frame["measure"].str.startswith("human")]
     best = decided.iloc[decided["estimate"].fillna(-np.inf).argmax()]
     summary = (
         f"Convergence with the implicit SC reaches r = {fmt(best['estimate'])} [{fmt(best['ci_low'])}, "
@@ -185,7 +185,7 @@ def convergent(
         )  # fmt: skip
         + "; human IAT rank agreement on age, disability and race only (n = 3)."
     )
-    return QuestionResult("Q2", "Convergent validity", combine_verdicts(verdicts), summary, evidence, frame)
+    return QuestionResult.answer("Q2", combine_verdicts(verdicts), summary, evidence, frame)
 
 
 def mtmm_tables(responses: pd.DataFrame, *, ci: float = 0.95) -> dict[str, pd.DataFrame]:

@@ -16,6 +16,7 @@ from bias_validity.analyses.questions._common import (
     posterior_rows,
 )
 from bias_validity.analyses.result import QuestionResult, Verdict
+from bias_validity.probes.schema import Method
 from bias_validity.psychometrics.framing import FramingVerdict, ablation_drop_ratio
 
 __all__ = ["framing"]
@@ -83,11 +84,11 @@ def framing(
     """
     check_responses(responses, "framing")
     posterior = check_posterior(posterior, "framing")
-    rows = pd.concat([ok_rows(responses, "implicit"), ok_rows(responses, "ablated")])
+    rows = pd.concat([ok_rows(responses, Method.IMPLICIT), ok_rows(responses, Method.ABLATED)])
     both = rows.groupby(["model", "dimension"], observed=True)["method"].nunique()
     both = both[both == 2]
     if both.empty:
-        return QuestionResult("Q3", "Framing (ablation)", Verdict.NOT_ESTIMABLE,
+        return QuestionResult.answer("Q3", Verdict.NOT_ESTIMABLE,
                               "No model x dimension has both ok implicit and ok ablated answers.",
                               "The framing test needs the ablated prompt next to the implicit one.")  # fmt: skip
     figures, verdicts = [], []
@@ -123,4 +124,4 @@ def framing(
         f"{len(rows)} ok implicit and ablated answers in {len(boot)} model x dimension cells; bootstrap BCa interval "
         f"of the drop ratio with {n_resamples} item-cluster resamples."
     )
-    return QuestionResult("Q3", "Framing (ablation)", combine_verdicts(verdicts), summary, evidence, frame)
+    return QuestionResult.answer("Q3", combine_verdicts(verdicts), summary, evidence, frame)

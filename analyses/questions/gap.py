@@ -17,6 +17,7 @@ from bias_validity.analyses.questions._common import (
     posterior_rows,
 )
 from bias_validity.analyses.result import QuestionResult, Verdict
+from bias_validity.probes.schema import Method
 from bias_validity.psychometrics.intervals import newcombe_diff_interval
 
 __all__ = ["GAP_ROPE", "gap"]
@@ -82,11 +83,12 @@ def gap(responses: pd.DataFrame, *, posterior: pd.DataFrame | None = None, ci: f
     posterior = check_posterior(posterior, "gap")
     counts = {
         m: consistent_counts(ok_rows(responses, m), ["model", "dimension"]).set_index(["model", "dimension"])
-        for m in ("explicit", "implicit")
+        for m in (Method.EXPLICIT, Method.IMPLICIT)
     }
-    cells = counts["explicit"].merge(counts["implicit"], left_index=True, right_index=True, suffixes=("_exp", "_imp"))
+    explicit, implicit = counts[Method.EXPLICIT], counts[Method.IMPLICIT]
+    cells = explicit.merge(implicit, left_index=True, right_index=True, suffixes=("_exp", "_imp"))
     if cells.empty:
-        return QuestionResult("Q4", "Explicit-implicit gap", Verdict.NOT_ESTIMABLE,
+        return QuestionResult.answer("Q4", Verdict.NOT_ESTIMABLE,
                               "No model x dimension has both ok explicit and ok implicit answers.",
                               "The gap needs both methods on the same model and dimension.")  # fmt: skip
     diff = newcombe_diff_interval(cells["k_exp"], cells["n_exp"], cells["k_imp"], cells["n_imp"], ci=ci)
@@ -119,4 +121,4 @@ def gap(responses: pd.DataFrame, *, posterior: pd.DataFrame | None = None, ci: f
             else "Newcombe difference intervals (no Bayesian fit given)."
         )  # fmt: skip
     )
-    return QuestionResult("Q4", "Explicit-implicit gap", verdict, summary, evidence, frame)
+    return QuestionResult.answer("Q4", verdict, summary, evidence, frame)

@@ -18,6 +18,7 @@ from bias_validity.analyses.questions._common import (
     posterior_rows,
 )
 from bias_validity.analyses.result import QuestionResult, Verdict
+from bias_validity.probes.schema import Method
 from bias_validity.psychometrics.intervals import newcombe_diff_interval, wilson_interval
 
 __all__ = ["reflection"]
@@ -70,13 +71,13 @@ def reflection(responses: pd.DataFrame, *, posterior: pd.DataFrame | None = None
     """
     check_responses(responses, "reflection")
     posterior = check_posterior(posterior, "reflection")
-    own = ok_rows(responses, "reflection")
+    own = ok_rows(responses, Method.REFLECTION)
     if own.empty:
-        return QuestionResult("Q5", "Self-reflection", Verdict.NOT_ESTIMABLE,
+        return QuestionResult.answer("Q5", Verdict.NOT_ESTIMABLE,
                               "No ok reflection answers: self-reflection cannot be estimated.",
                               "Reflection needs a chat model and stereotype-consistent implicit answers to show "
                               "it; none were stored.")  # fmt: skip
-    explicit = ok_rows(responses, "explicit")
+    explicit = ok_rows(responses, Method.EXPLICIT)
     explicit = explicit[explicit["item_id"].isin(set(own["item_id"]))]
     rows, verdicts = [], []
     for by, label in ((["model", "dimension"], None), (["model"], "all")):
@@ -111,4 +112,4 @@ def reflection(responses: pd.DataFrame, *, posterior: pd.DataFrame | None = None
         f"{len(own)} ok reflection answers on {own['item_id'].nunique()} items, {len(explicit)} ok explicit answers "
         "on the same items; Wilson interval for P(agree), Newcombe interval against explicit agreement."
     )
-    return QuestionResult("Q5", "Self-reflection", verdict, summary, evidence, frame)
+    return QuestionResult.answer("Q5", verdict, summary, evidence, frame)

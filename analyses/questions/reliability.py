@@ -17,6 +17,7 @@ from bias_validity.analyses.questions._common import (
     ok_rows,
 )
 from bias_validity.analyses.result import QuestionResult, Verdict
+from bias_validity.probes.schema import CANDIDATE_ORDERS, Method, candidate_order
 from bias_validity.psychometrics.framing import position_bias
 from bias_validity.psychometrics.reliability import icc
 
@@ -47,10 +48,12 @@ def _icc_row(cells: pd.DataFrame, model: str, dim: str, measure: str, key: list[
 
 
 def _position_row(rows: pd.DataFrame, model: str, dim: str, ci: float) -> dict[str, object]:
-    listed = rows.assign(listed=rows["order"].astype(str).str[:2], consistent=rows["consistent"].astype(float))
-    if set(listed["listed"]) != {"ab", "ba"}:
-        return figure_row(model, dim, "position_bias", note="needs answers under both candidate orders (ab-*, ba-*)")
-    d = position_bias(listed, order="listed", outcome="consistent", reference="ba", ci=ci).iloc[0]
+    first, second = CANDIDATE_ORDERS
+    listed = rows.assign(listed=rows["order"].map(candidate_order), consistent=rows["consistent"].astype(float))
+    if set(listed["listed"]) != set(CANDIDATE_ORDERS):
+        return figure_row(model, dim, "position_bias",
+                          note=f"needs answers under both candidate orders ({first}-*, {second}-*)")  # fmt: skip
+    d = position_bias(listed, order="listed", outcome="consistent", reference=second, ci=ci).iloc[0]
     return figure_row(model, dim, "position_bias", d["difference"], d["ci_low"], d["ci_high"], "Newcombe",
                       d["n"] + d["n_reference"])  # fmt: skip
 
@@ -63,7 +66,7 @@ def _position_verdict(low: float, high: float) -> Verdict:
     return Verdict.SUPPORTED if max(abs(low), abs(high)) < POSITION_LIMIT else Verdict.INCONCLUSIVE
 
 
-def reliability(responses: pd.DataFrame, *, method: str = "implicit", ci: float = 0.95) -> QuestionResult:
+def reliability(responses: pd.DataFrame, *, method: str = Method.IMPLICIT.value, ci: float = 0.95) -> QuestionResult:
     """Q1: test-retest and alternate-forms reliability of the SC, and position bias, per model x dimension.
 
     Parameters
@@ -119,7 +122,7 @@ def reliability(responses: pd.DataFrame, *, method: str = "implicit", ci: float 
     check_responses(responses, "reliability")
     rows = ok_rows(responses, method)
     if rows.empty:
-        return QuestionResult("Q1", "Reliability", Verdict.NOT_ESTIMABLE,
+        return QuestionResult.answer("Q1", Verdict.NOT_ESTIMABLE,
                               f"No ok {method} answers: reliability cannot be estimated.",
                               f"0 ok {method} answers in {len(responses)} rows.")  # fmt: skip
     figures, decisive = [], []
@@ -157,4 +160,4 @@ def reliability(responses: pd.DataFrame, *, method: str = "implicit", ci: float 
         "ICC(A,1) with F-test intervals on cell SCs; position bias as the Newcombe difference of SC between "
         "candidate orders."
     )
-    return QuestionResult("Q1", "Reliability", verdict, summary, evidence, frame)
+    return QuestionResult.answer("Q1", verdict, summary, evidence, frame)

@@ -18,6 +18,7 @@ from bias_validity.analyses.questions._common import (
     posterior_rows,
 )
 from bias_validity.analyses.result import QuestionResult, Verdict
+from bias_validity.probes.schema import Method
 from bias_validity.psychometrics.bayes.scaling import COLLINEAR, scaling_identifiability
 from bias_validity.psychometrics.intervals import newcombe_diff_interval
 
@@ -27,7 +28,7 @@ __all__ = ["scaling"]
 def _alignment_rows(responses: pd.DataFrame, meta: pd.DataFrame, ci: float) -> list[dict[str, object]]:
     """Per aligned model and method: its SC minus the SC of the base model of its family and size (Newcombe)."""
     rows = []
-    for method in ("explicit", "implicit"):
+    for method in (Method.EXPLICIT, Method.IMPLICIT):
         counts = consistent_counts(ok_rows(responses, method), ["model"]).set_index("model")
         for tuned in meta[meta["aligned"]].itertuples():
             base = meta[~meta["aligned"] & (meta["family"] == tuned.family) & (meta["parameters"] == tuned.parameters)]
@@ -90,7 +91,7 @@ def scaling(
     check_responses(responses, "scaling")
     posterior = check_posterior(posterior, "scaling")
     if models_meta is None:
-        return QuestionResult("Q6", "Scaling and alignment", Verdict.NOT_ESTIMABLE,
+        return QuestionResult.answer("Q6", Verdict.NOT_ESTIMABLE,
                               "Scaling and alignment cannot be assessed without model metadata.",
                               "Missing: a models file (--models-file) with one row per model giving family, "
                               "parameters, training_tokens and aligned (yes/no).")  # fmt: skip
@@ -98,7 +99,7 @@ def scaling(
     if missing:
         raise ValueError(f"scaling: models_meta lacks column(s) {', '.join(missing)}; needs {', '.join(META_COLUMNS)}")
     meta = models_meta.assign(aligned=models_meta["aligned"].astype(bool))
-    sc = consistent_counts(ok_rows(responses, "implicit"), ["model"])[["model", "sc"]]
+    sc = consistent_counts(ok_rows(responses, Method.IMPLICIT), ["model"])[["model", "sc"]]
     units = meta.merge(sc, on="model", how="left")
     scored = units["sc"].notna().all() and len(units) >= 3
     found = scaling_identifiability(units, parameters="parameters", tokens="training_tokens",
@@ -146,4 +147,4 @@ def scaling(
         f"Models file with {len(meta)} models; design diagnostics against the limits {COLLINEAR}; implicit SC of "
         f"{int(units['sc'].notna().sum())} models; alignment as Newcombe differences of SC."
     )
-    return QuestionResult("Q6", "Scaling and alignment", verdict, summary, evidence, frame)
+    return QuestionResult.answer("Q6", verdict, summary, evidence, frame)

@@ -8,13 +8,25 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit, logit
 
-from bias_validity.probes.schema import response_id, validate_responses
+from bias_validity.probes.schema import (
+    ATTRIBUTE_ORDERS,
+    CANDIDATE_ORDERS,
+    IMPLICIT_ORDERS,
+    WEAT_ITEM,
+    Method,
+    Status,
+    candidate_order,
+    response_id,
+    validate_responses,
+)
 
 __all__ = ["DEFAULT_SC", "simulate_responses"]
 
 #: True stereotype-consistent probability per sampled method, before item effects.
-DEFAULT_SC: Mapping[str, float] = {"implicit": 0.7, "ablated": 0.65, "explicit": 0.3, "reflection": 0.3}
-_ORDERS = ("ab-xy", "ab-yx", "ba-xy", "ba-yx")
+DEFAULT_SC: Mapping[str, float] = {Method.IMPLICIT.value: 0.7, Method.ABLATED.value: 0.65, Method.EXPLICIT.value: 0.3,
+                                   Method.REFLECTION.value: 0.3}  # fmt: skip
+_IMP, _ABL, _EXP, _REF = Method.IMPLICIT.value, Method.ABLATED.value, Method.EXPLICIT.value, Method.REFLECTION.value
+_LOG, _EMB = Method.LOGPROB.value, Method.EMBEDDING.value
 
 
 def simulate_responses(
@@ -90,7 +102,7 @@ def simulate_responses(
         rows.append(
             dict(
                 model=model, dimension=dim, method=method, template_id=template, item_id=item, order=order,
-                session=session, rep=rep, status="refusal" if refused else "ok",
+                session=session, rep=rep, status=Status.REFUSAL.value if refused else Status.OK.value,
                 consistent=None if refused else consistent, likert=None if refused else likert, score=score,
                 raw_response="I would rather not say." if refused else "simulated",
                 response_id=response_id(model=model, dimension=dim, method=method, template_id=template,
@@ -103,35 +115,35 @@ def simulate_responses(
             u = rng.normal(0.0, item_sd, n_items)
             u_other = u if shared_item_effects else rng.normal(0.0, item_sd, n_items)
             items = [f"{dim}-{i + 1:02d}" for i in range(n_items)]
-            for method in ("implicit", "ablated"):
+            for method in (_IMP, _ABL):
                 if method not in truth:
                     continue
                 for t in range(1, n_templates + 1):
                     for i, item in enumerate(items):
-                        for order in _ORDERS:
-                            shift = position_bias if order.startswith("ab") else 0.0
+                        for order in IMPLICIT_ORDERS:
+                            shift = position_bias if candidate_order(order) == CANDIDATE_ORDERS[0] else 0.0
                             p = expit(logit(truth[method]) + u[i] + shift)
                             for session in range(1, sessions + 1):
                                 for rep in range(reps):
                                     c = int(rng.random() < p)
                                     add(model, dim, method, f"{method}-{t}", item, order, session, rep, c)
-                                    if method == "implicit" and c == 1 and "reflection" in truth:
-                                        agree = int(rng.random() < expit(logit(truth["reflection"]) + u[i]))
+                                    if method == _IMP and c == 1 and _REF in truth:
+                                        agree = int(rng.random() < expit(logit(truth[_REF]) + u[i]))
                                         likert = int(rng.integers(4, 6) if agree else rng.integers(1, 4))
                                         tid = f"reflect/{method}-{t}"
-                                        add(model, dim, "reflection", tid, item, order, session, rep, agree, likert)
+                                        add(model, dim, _REF, tid, item, order, session, rep, agree, likert)
             for i, item in enumerate(items):
-                if "explicit" in truth:
-                    for order in ("xy", "yx"):
+                if _EXP in truth:
+                    for order in ATTRIBUTE_ORDERS:
                         for session in range(1, sessions + 1):
                             for rep in range(reps):
-                                agree = int(rng.random() < expit(logit(truth["explicit"]) + u[i]))
+                                agree = int(rng.random() < expit(logit(truth[_EXP]) + u[i]))
                                 likert = int(rng.integers(4, 6) if agree else rng.integers(1, 4))
-                                add(model, dim, "explicit", "explicit-1", item, order, session, rep, agree, likert)
-                for order in ("xy", "yx"):
-                    score = logit(truth.get("implicit", 0.5)) + u_other[i] + rng.normal(0.0, 0.3)
-                    add(model, dim, "logprob", "sentence-1", item, order, 1, 0, int(score > 0), score=score)
+                                add(model, dim, _EXP, "explicit-1", item, order, session, rep, agree, likert)
+                for order in ATTRIBUTE_ORDERS:
+                    score = logit(truth.get(_IMP, 0.5)) + u_other[i] + rng.normal(0.0, 0.3)
+                    add(model, dim, _LOG, "sentence-1", item, order, 1, 0, int(score > 0), score=score)
                 score = 0.2 * u_other[i] + rng.normal(0.0, 0.1)
-                add(model, dim, "embedding", "pair", item, "-", 1, 0, int(score > 0), score=score)
-            add(model, dim, "embedding", "weat", "WEAT", "-", 1, 0, score=float(np.mean(u_other)))
+                add(model, dim, _EMB, "pair", item, "-", 1, 0, int(score > 0), score=score)
+            add(model, dim, _EMB, "weat", WEAT_ITEM, "-", 1, 0, score=float(np.mean(u_other)))
     return validate_responses(pd.DataFrame(rows), source="simulate_responses")
