@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from http_support import serve_model  # noqa: E402
+from _support.http_server import serve_model  # noqa: E402
 
 from bias_validity.probes.backends.base import GenerationRequest  # noqa: E402
 from bias_validity.probes.backends.openai_compat import load_openai_backend  # noqa: E402

@@ -7,7 +7,7 @@ import io
 import json
 
 import pytest
-from test_bayes_model import cells_to_responses
+from _support.responses import cells_to_responses
 
 from bias_validity.cli import main
 from bias_validity.probes.store import write_responses

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_reports_browser import check_report_in_browser
+from _support.browser import check_report_in_browser
 
 from bias_validity.cli import main
 from bias_validity.cli.demo import run_demo

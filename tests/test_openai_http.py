@@ -13,7 +13,8 @@ import random
 from pathlib import Path
 
 import pytest
-from http_support import FaultProxy, free_port, serve_model
+from _support.fault_proxy import FaultProxy
+from _support.http_server import free_port, serve_model
 
 from bias_validity.probes.backends._http_retry import RetryPolicy, backoff_delay
 from bias_validity.probes.backends.base import Capability, GenerationRequest, Unsupported

@@ -7,6 +7,7 @@ setuptools' ``package-dir``; none of their generic names may become importable a
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -23,7 +24,7 @@ LAYERS = ("probes", "psychometrics", "analyses", "reports", "cli")
 
 
 def _python(code: str, *, cwd: Path, path: Path | None = None) -> subprocess.CompletedProcess:
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(Path.home())}
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     if path is not None:
         env["PYTHONPATH"] = str(path)
     return subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)

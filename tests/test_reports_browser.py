@@ -1,119 +1,12 @@
-"""The HTML report in a real browser: headless Chromium renders it, screenshots it and dumps its DOM.
-
-``check_report_in_browser`` is reusable: point it at any rendered report (e.g. the demo's report.html).
-"""
+"""The HTML report in a real browser: headless Chromium renders it, screenshots it and dumps its DOM."""
 
 from __future__ import annotations
 
-import base64
-import io
-import os
-import shutil
-import subprocess
-from dataclasses import dataclass
-from pathlib import Path
-
-import numpy as np
 import pytest
-from PIL import Image
-from test_reports_data import (
-    IMG_ANSWER,
-    SCRIPT_ANSWER,
-    Element,
-    injection_report,
-    parse_html,
-    realistic_report,
-    table_rows,
-)
+from _support.browser import check_report_in_browser
+from _support.reports import IMG_ANSWER, SCRIPT_ANSWER, injection_report, realistic_report
 
 from bias_validity.reports import write_report
-
-WINDOW = (1280, 2400)
-_FLAGS = (
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--hide-scrollbars",
-)
-
-
-@dataclass
-class BrowserCheck:
-    """What the browser showed: the dumped DOM, the screenshot and the decoded figure sizes."""
-
-    dom: Element
-    screenshot: Path
-    verdict_rows: list[list[str]]
-    image_sizes: list[tuple[int, int]]
-    screenshot_std: float
-
-
-def chromium() -> str:
-    """The Chromium binary: $BIAS_VALIDITY_CHROMIUM or `chromium` on PATH (Debian package, installed by .ci/run)."""
-    path = os.environ.get("BIAS_VALIDITY_CHROMIUM") or shutil.which("chromium")
-    if not path:
-        pytest.fail("headless Chromium not found: apt-get install chromium (or set BIAS_VALIDITY_CHROMIUM)")
-    return path
-
-
-def _run_chromium(url: str, workdir: Path, *extra: str) -> str:
-    profile = workdir / f"profile-{len(list(workdir.glob('profile-*')))}"
-    args = [chromium(), *_FLAGS, f"--user-data-dir={profile}", f"--window-size={WINDOW[0]},{WINDOW[1]}", *extra, url]
-    done = subprocess.run(args, capture_output=True, text=True, timeout=120, check=False)
-    if done.returncode != 0:
-        raise AssertionError(f"chromium exited {done.returncode}: {done.stderr[-2000:]}")
-    return done.stdout
-
-
-def check_report_in_browser(
-    html_path: Path, workdir: Path, *, expected_verdicts: list[tuple[str, str]] | None = None, min_images: int = 1
-) -> BrowserCheck:
-    """Render ``html_path`` in headless Chromium and assert that the report displays and ran no script.
-
-    Checks: the page title after rendering equals the title in the file (an injected script that set
-    ``document.title`` would change it) and no element carries ``data-pwned``; the DOM holds no ``<script>``
-    element and every ``<img>`` is an embedded PNG that decodes to a sane size; the verdict table is present with
-    rows (equal to ``expected_verdicts`` as (question, verdict) pairs when given); the screenshot is a PNG of the
-    window's size and not blank (grey-level standard deviation above 10).
-    """
-    html_path = Path(html_path).resolve()
-    workdir.mkdir(parents=True, exist_ok=True)
-    source_title = next(parse_html(html_path.read_text(encoding="utf-8")).iter("title")).all_text()
-    dom = parse_html(_run_chromium(html_path.as_uri(), workdir, "--dump-dom"))
-    shot = workdir / "screenshot.png"
-    _run_chromium(html_path.as_uri(), workdir, f"--screenshot={shot}")
-
-    assert next(dom.iter("title")).all_text() == source_title, "a script changed document.title"
-    assert not [e for e in dom.iter() if "data-pwned" in e.attrs], "an injected handler ran"
-    assert not list(dom.iter("script")), "the rendered page holds a <script> element"
-
-    sizes = []
-    for img in dom.iter("img"):
-        src = img.attrs.get("src") or ""
-        assert src.startswith("data:image/png;base64,"), f"image not embedded as PNG: {src[:60]!r}"
-        with Image.open(io.BytesIO(base64.b64decode(src.split(",", 1)[1], validate=True))) as im:
-            im.verify()
-        with Image.open(io.BytesIO(base64.b64decode(src.split(",", 1)[1]))) as im:
-            assert 200 <= im.width <= 4000 and 100 <= im.height <= 10000, f"figure of odd size {im.size}"
-            sizes.append(im.size)
-    assert len(sizes) >= min_images, f"{len(sizes)} figure(s) in the page, expected at least {min_images}"
-
-    rows = table_rows(dom, "verdict-table")
-    assert rows, "the verdict table has no rows"
-    if expected_verdicts is not None:
-        assert [(r[0].split()[0], r[1]) for r in rows] == expected_verdicts
-
-    with Image.open(shot) as im:
-        assert im.format == "PNG" and im.size == WINDOW, f"screenshot {im.format} {im.size}"
-        grey = np.asarray(im.convert("L"), dtype=float)
-    std = float(grey.std())
-    assert std > 10, f"screenshot looks blank (grey-level std {std:.1f})"
-    return BrowserCheck(dom=dom, screenshot=shot, verdict_rows=rows, image_sizes=sizes, screenshot_std=std)
 
 
 @pytest.fixture(scope="module")

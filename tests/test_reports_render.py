@@ -10,17 +10,16 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
-from PIL import Image
-from test_reports_data import (
+from _support.html import parse_html, table_rows
+from _support.reports import (
     IMG_ANSWER,
     SCRIPT_ANSWER,
     failed_diagnostics_report,
     injection_report,
     no_posterior_report,
-    parse_html,
     realistic_report,
-    table_rows,
 )
+from PIL import Image
 
 from bias_validity.analyses.result import ValidityReport
 from bias_validity.psychometrics.bayes.diagnostics import describe_gate

@@ -11,7 +11,8 @@ import pytest
 
 from bias_validity.probes.weat import pair_association, weat_effect_size, weat_p_value, weat_test
 
-CALISKAN = Path("/work/shared/data/caliskan2017_weat.json")
+#: Caliskan et al. (2017)'s ten WEAT word lists (tests/data/README.md gives the source).
+CALISKAN = Path(__file__).parent / "data" / "caliskan2017_weat.json"
 
 # A = {(1,0)}, B = {(0,1)}; X = {(1,0), (1,1)}, Y = {(0,1), (1,1)}.
 # s(w) = cos(w, A) - cos(w, B): s(1,0) = 1, s(1,1) = .7071 - .7071 = 0, s(0,1) = -1.

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -16,7 +15,7 @@ from pathlib import Path
 
 import httpx
 
-__all__ = ["ServedModel", "free_port", "serve_model"]
+__all__ = ["ServedModel", "free_port", "serve_model", "transformers_cli"]
 
 
 @dataclass(frozen=True)
@@ -26,6 +25,14 @@ class ServedModel:
     base_url: str
     model: str
     log: Path
+
+
+def transformers_cli() -> Path:
+    """The ``transformers`` command installed beside the running interpreter (so an unactivated venv works too)."""
+    exe = Path(sys.executable).parent / "transformers"
+    if not exe.is_file():
+        raise FileNotFoundError(f"{exe} not found: pip install 'transformers[serving]' into {sys.prefix}")
+    return exe
 
 
 def free_port() -> int:
@@ -43,11 +50,11 @@ def serve_model(
     from bias_validity.probes.backends.model_cache import converted_model_dir
 
     model_dir = str(converted_model_dir("smollm2"))
-    exe = shutil.which("transformers") or sys.exit("transformers CLI not found: pip install 'transformers[serving]'")
     port = free_port()
     log = log_dir / f"transformers-serve-{port}.log"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_VERBOSITY": "warning"}
-    cmd = [exe, "serve", model_dir, "--host", "127.0.0.1", "--port", str(port), "--device", "cpu", *extra_args]
+    cmd = [str(transformers_cli()), "serve", model_dir, "--host", "127.0.0.1", "--port", str(port), "--device", "cpu",
+           *extra_args]  # fmt: skip
     with open(log, "wb") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
     try:

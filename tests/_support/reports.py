@@ -1,14 +1,11 @@
-"""Validity reports to render in the report tests, and a small HTML tree parser to inspect what was rendered.
+"""Validity reports to render in the report tests.
 
 The realistic report is built the way ``analyses`` builds one: a simulated responses table in the schema, its SC
 table and status counts from ``bias_validity.analyses.summary``. Posterior rows, diagnostics and the MTMM matrix are set
-by hand (the renderers only display them). This module holds no tests; the other test_reports_* modules import it.
+by hand (the renderers only display them).
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass, field
-from html.parser import HTMLParser
 
 import numpy as np
 import pandas as pd
@@ -306,69 +303,3 @@ def injection_report() -> ValidityReport:
     report.questions[1].evidence = "<script>document.title='pwned'</script> 48 items"
     report.sc_table.loc[0, "model"] = "hf:<img src=x onerror=alert(1)>"
     return report
-
-
-# --- inspecting rendered HTML -------------------------------------------------------------------------------------
-
-_VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "wbr"})
-
-
-@dataclass
-class Element:
-    """One parsed HTML element: tag, attributes, children and its own text pieces."""
-
-    tag: str
-    attrs: dict[str, str | None]
-    children: list[Element] = field(default_factory=list)
-    text: list[str] = field(default_factory=list)
-
-    def iter(self, tag: str | None = None):
-        """This element and its descendants, depth-first, optionally only those with ``tag``."""
-        if tag is None or self.tag == tag:
-            yield self
-        for child in self.children:
-            yield from child.iter(tag)
-
-    def all_text(self) -> str:
-        """The text of this element and its descendants, concatenated."""
-        return "".join(self.text) + "".join(c.all_text() for c in self.children)
-
-
-class _TreeBuilder(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.root = Element("#document", {})
-        self.stack = [self.root]
-
-    def handle_starttag(self, tag, attrs):
-        element = Element(tag, dict(attrs))
-        self.stack[-1].children.append(element)
-        if tag not in _VOID:
-            self.stack.append(element)
-
-    def handle_startendtag(self, tag, attrs):
-        self.stack[-1].children.append(Element(tag, dict(attrs)))
-
-    def handle_endtag(self, tag):
-        for depth in range(len(self.stack) - 1, 0, -1):
-            if self.stack[depth].tag == tag:
-                del self.stack[depth:]
-                return
-
-    def handle_data(self, data):
-        self.stack[-1].text.append(data)
-
-
-def parse_html(text: str) -> Element:
-    """Parse an HTML document into an :class:`Element` tree (stdlib parser; entities decoded in text)."""
-    builder = _TreeBuilder()
-    builder.feed(text)
-    builder.close()
-    return builder.root
-
-
-def table_rows(root: Element, table_id: str) -> list[list[str]]:
-    """The body rows of the table with ``id=table_id``, each as its cells' text."""
-    table = next(t for t in root.iter("table") if t.attrs.get("id") == table_id)
-    body = next(table.iter("tbody"))
-    return [[cell.all_text() for cell in row.iter("td")] for row in body.iter("tr")]
