@@ -111,3 +111,11 @@ def test_regular_install_imports_and_runs_outside_the_repository(wheel, tmp_path
     where, sizes, page = run.stdout.splitlines()
     assert Path(where).is_relative_to(target)
     assert all(int(n) > 0 for n in sizes.split()) and int(page) > 10_000
+
+
+def test_readme_test_command_is_what_ci_runs():
+    """The README's second command installs what the tests need and runs them; CI calls exactly it."""
+    block = (REPO / "README.md").read_text().split("```")[1].strip().splitlines()
+    assert len(block) == 2 and block[1] == "scripts/test"
+    assert "scripts/test" in (REPO / ".ci" / "run").read_text().splitlines()
+    assert (REPO / "scripts" / "test").stat().st_mode & 0o111  # executable

@@ -45,10 +45,10 @@ class BrowserCheck:
 
 
 def chromium() -> str:
-    """The Chromium binary: $BIAS_VALIDITY_CHROMIUM or `chromium` on PATH (Debian package, installed by .ci/run)."""
+    """The Chromium binary: $BIAS_VALIDITY_CHROMIUM or `chromium` on PATH (Debian's; scripts/test installs it)."""
     path = os.environ.get("BIAS_VALIDITY_CHROMIUM") or shutil.which("chromium")
     if not path:
-        pytest.fail("headless Chromium not found: apt-get install chromium (or set BIAS_VALIDITY_CHROMIUM)")
+        pytest.fail("headless Chromium not found: run scripts/test, which installs it (or set BIAS_VALIDITY_CHROMIUM)")
     return path
 
 
