@@ -137,14 +137,20 @@ def figure_text(estimate: float, low: float = np.nan, high: float = np.nan, *, m
     '0.72 [0.55, 0.84]'
     >>> figure_text(0.5, missing="x")
     '0.50'
+    >>> figure_text(-0.001, -0.2, 0.2, missing="x")
+    '0.00 [-0.20, 0.20]'
     >>> figure_text(float("nan"), missing="needs >= 2 sessions")
     'needs >= 2 sessions'
     """
     if estimate is None or not np.isfinite(estimate):
         return missing
+
+    def two(value: float) -> str:
+        return f"{value:.2f}".replace("-0.00", "0.00")
+
     if low is None or high is None or not (np.isfinite(low) and np.isfinite(high)):
-        return f"{estimate:.2f}"
-    return f"{estimate:.2f} [{low:.2f}, {high:.2f}]"
+        return two(estimate)
+    return f"{two(estimate)} [{two(low)}, {two(high)}]"
 
 
 @dataclass

@@ -23,6 +23,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(
         "bootstrap": ["bootstrap_ci"],
         "reliability": ["ICC_FORMS", "icc", "split_half", "spearman_brown", "cronbach_alpha"],
         "forms": ["form_agreement", "form_shifts"],
+        "contrasts": ["mover_difference"],
         "agreement": ["krippendorff_alpha", "cohen_kappa", "fleiss_kappa"],
         "validity": ["correlation_ci", "disattenuate", "convergent_validity", "rank_agreement"],
         "mtmm": ["MTMMResult", "mtmm"],
