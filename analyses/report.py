@@ -61,7 +61,8 @@ def _provenance(responses: pd.DataFrame, runs: Sequence[dict[str, object]], skip
     }
     out: dict[str, object] = {"models": sorted(responses["model"].astype(str).unique()), "design": design}
     out["seeds"] = sorted({r["seed"] for r in runs if "seed" in r}) or "not recorded"
-    collected = [{k: r.get(k) for k in ("model", "started_at", "git_commit", "temperature") if k in r} for r in runs]
+    keys = ("model", "started_at", "git_commit", "temperature", "imported_from")
+    collected = [{k: r.get(k) for k in keys if k in r} for r in runs]
     out["runs"] = collected or "not recorded"
     recorded = [r["packages"] for r in runs if isinstance(r.get("packages"), dict)]
     if recorded:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from bias_validity.cli._options import add_fit_arguments, fit_config
+from bias_validity.cli._options import SOURCE_HELP, add_fit_arguments, fit_config, open_study
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -18,7 +18,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog="Example: bias-validity compare --fit fit.nc --models hf:SmolLM2-135M-Instruct-Q4_1 "
         "hf:gemma-3-270m-Q4_K_M --json",
     )
-    p.add_argument("store", nargs="?", help="the SQLite store (optional with --fit)")
+    p.add_argument("store", nargs="?", help=f"{SOURCE_HELP} (optional with --fit)")
     p.add_argument("--fit", help="a saved fit (fit.nc from bias-validity fit --out) to reuse instead of sampling")
     p.add_argument("--models", nargs=2, required=True, metavar=("A", "B"), help="the two models to compare")
     p.add_argument("--json", action="store_true", help="print records and diagnostics as JSON")
@@ -40,14 +40,12 @@ def run(args: argparse.Namespace) -> int:
         fit = load_fit(args.fit)
         if args.store:
             from bias_validity.analyses.fit import check_fit_matches
-            from bias_validity.probes.store import read_responses
 
-            check_fit_matches(fit, read_responses(args.store), fit_name=args.fit, responses_name=args.store)
+            check_fit_matches(fit, open_study(args.store).responses, fit_name=args.fit, responses_name=args.store)
     else:
         from bias_validity.analyses.fit import fit_responses
-        from bias_validity.probes.store import read_responses
 
-        responses = read_responses(args.store)
+        responses = open_study(args.store).responses
         known = sorted(set(responses["model"].astype(str)))
         for name in (a, b):
             if name not in known:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from bias_validity.cli._options import add_fit_arguments, fit_config
+from bias_validity.cli._options import SOURCE_HELP, add_fit_arguments, fit_config, open_study, read_models_file
 from bias_validity.psychometrics.bayes.diagnostics import describe_gate
 
 
@@ -18,7 +18,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         f"the fit passes its diagnostics gate ({describe_gate()}).",
         epilog="Example: bias-validity fit study.sqlite --out fit.nc --json",
     )
-    p.add_argument("store", help="the SQLite store")
+    p.add_argument("store", help=SOURCE_HELP)
     p.add_argument("--out", help="write the fit (posterior, quantities, diagnostics, design) as ArviZ netCDF")
     p.add_argument("--json", action="store_true", help="print quantities and diagnostics as JSON")
     p.add_argument("--models-file", help="CSV/JSON of model metadata, for base-vs-tuned contrasts")
@@ -31,15 +31,10 @@ def run(args: argparse.Namespace) -> int:
     import sys
 
     from bias_validity.analyses.fit import fit_responses
-    from bias_validity.probes.store import read_responses
 
     config = fit_config(args)
-    responses = read_responses(args.store)
-    meta = None
-    if args.models_file:
-        from bias_validity.analyses.models_meta import read_models_meta
-
-        meta = read_models_meta(args.models_file)
+    responses = open_study(args.store).responses
+    meta = read_models_file(args.models_file, responses)
     fit = fit_responses(responses, models_meta=meta, config=config)
     if args.out:
         fit.save(args.out)

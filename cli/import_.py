@@ -23,16 +23,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    import pandas as pd
-    import pyarrow
+    from bias_validity.cli._options import read_responses_table
+    from bias_validity.probes.store import write_responses
 
-    from bias_validity.probes.store import read_table_file, write_responses
-
-    try:
-        table = read_table_file(args.file)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, pyarrow.ArrowException) as exc:
-        reason = " ".join(str(exc).split())
-        raise ValueError(f"{args.file}: cannot be read as a {Path(args.file).suffix} table ({reason})") from None
-    n = write_responses(table, args.out, source=Path(args.file).name)
+    n = write_responses(read_responses_table(args.file), args.out, source=Path(args.file).name)
     print(f"imported {n} responses from {args.file} into {args.out}")
     return 0

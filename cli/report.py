@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from bias_validity.cli._options import add_fit_arguments, fit_config
+from bias_validity.cli._options import SOURCE_HELP, add_fit_arguments, fit_config, open_study, read_models_file
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -17,7 +17,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "when the fit fails its diagnostics gate (the report is still written, with a FAILED banner).",
         epilog="Example: bias-validity report study.sqlite --out report.html --models-file models.csv",
     )
-    p.add_argument("store", help="the SQLite store")
+    p.add_argument("store", help=SOURCE_HELP)
     p.add_argument("--out", required=True, help="output file: .html or .md")
     group = p.add_mutually_exclusive_group()
     group.add_argument("--fit", help="a saved fit (fit.nc from bias-validity fit --out) of this store's answers, "
@@ -32,18 +32,13 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from bias_validity.analyses.report import build_report
-    from bias_validity.probes.store import read_study
     from bias_validity.reports import REPORT_SUFFIXES, write_report
 
     if Path(args.out).suffix.lower() not in REPORT_SUFFIXES:
         raise ValueError(f"{args.out}: unknown report format; use one of {', '.join(REPORT_SUFFIXES)}")
-    study = read_study(args.store)
+    study = open_study(args.store)
     responses = study.responses
-    models_meta = None
-    if args.models_file:
-        from bias_validity.analyses.models_meta import read_models_meta
-
-        models_meta = read_models_meta(args.models_file)
+    models_meta = read_models_file(args.models_file, responses)
     fit = None
     if args.fit:
         from bias_validity.analyses.fit import check_fit_matches

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from bias_validity.cli._options import SOURCE_HELP, open_study
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
@@ -11,9 +13,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="raw SC with 95%% Wilson intervals and status counts",
         description="Print the share of stereotype-consistent answers (SC) with Wilson intervals and the counts of "
         "each status, per model x dimension x method, and the methods skipped per model.",
-        epilog="Example: bias-validity summary study.sqlite --json",
+        epilog="Example: bias-validity summary study.sqlite --json (or responses.csv)",
     )
-    p.add_argument("store", help="the SQLite store")
+    p.add_argument("store", help=SOURCE_HELP)
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     p.set_defaults(func=run)
 
@@ -22,9 +24,8 @@ def run(args: argparse.Namespace) -> int:
     import json
 
     from bias_validity.analyses.summary import sc_table
-    from bias_validity.probes.store import read_study
 
-    study = read_study(args.store)
+    study = open_study(args.store)
     table, skipped = sc_table(study.responses), study.skipped
     if args.json:
         cells = json.loads(table.to_json(orient="records"))
