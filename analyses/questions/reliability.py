@@ -77,7 +77,7 @@ def _facet(cells: pd.DataFrame, model: str, dim: str, facet: str, raters: str, k
     levels = sorted(cells[raters].astype(str).unique())
     label = f"{facet.replace('_', '-')} ICC(A,1)"
     if len(levels) < 2:
-        reason = ONE_SESSION if raters == "session" else f"needs >= 2 {raters} levels, found {len(levels)}"
+        reason = ONE_SESSION if raters == "session" else f"needs >= 2 templates, found {len(levels)}"
         text = f"{facet.replace('_', '-')} {reason}"
         return [figure_row(model, dim, facet, note=reason)], [_Check(Verdict.NOT_ESTIMABLE, text)]
     wide = cells.assign(**{raters: cells[raters].astype(str)}).pivot_table(
@@ -119,8 +119,8 @@ def _forms(cells: pd.DataFrame, model: str, dim: str, ci: float, limit: float) -
                        "Wilson, item-cluster design effect", f.n, f"{f.n_clusters} items")  # fmt: skip
             for f in agreement.itertuples()]
     a = agreement.attrs
-    if len(agreement) < 2:
-        return rows, _Check(Verdict.NOT_ESTIMABLE, f"form spread: {a['nan_reason']}")
+    if len(agreement) < 2:  # the alternate-forms ICC's clause already says so
+        return rows, _Check(Verdict.NOT_ESTIMABLE, "")
     test = f"Cochran's Q {a['q']:.1f} (df {a['df']}), p = {a['p_value']:.2g}; I2 = {a['i2']:.2f}"
     rows.append(figure_row(model, dim, "form_heterogeneity", a["tau"], interval="", n=int(agreement["n"].sum()),
                            note=f"tau: between-form SD of SC (DerSimonian-Laird); {test}"))  # fmt: skip
@@ -169,9 +169,10 @@ def _position(rows: pd.DataFrame, model: str, dim: str, ci: float, limit: float)
 def _cell_verdict(model: str, dim: str, checks: list[_Check]) -> dict[str, object]:
     """A model x dimension's verdict: the deciding aspects must all hold, and a fail-only aspect can fail it."""
     verdict = all_must_hold(c.verdict for c in checks if c.decides or c.verdict is Verdict.NOT_SUPPORTED)
-    decided = next((c for c in checks if c.verdict is verdict), _Check(verdict, ""))
+    deciding = [c for c in checks if c.decides or c.verdict is Verdict.NOT_SUPPORTED]
+    decided = next((c for c in deciding if c.verdict is verdict), _Check(verdict, ""))
     finding = {Verdict.SUPPORTED: "reliable", Verdict.NOT_SUPPORTED: decided.finding}.get(verdict, verdict.value)
-    reason = "; ".join(dict.fromkeys(c.text for c in checks))
+    reason = "; ".join(dict.fromkeys(c.text for c in checks if c.text))
     return dict(model=model, dimension=dim, verdict=verdict, finding=finding, measure=decided.measure,
                 estimate=decided.estimate, ci_low=decided.ci_low, ci_high=decided.ci_high, reason=reason)  # fmt: skip
 
@@ -279,7 +280,7 @@ def reliability(
             form_check = replace(form_check, decides=False)  # ICC(A,1) already counts the forms' mean shifts
         position, position_check = _position(group, model, dim, ci, shift_limit)
         figures += [*spread, position]
-        checks = [form_check, *icc_checks["alternate_forms"], *icc_checks["test_retest"], position_check]
+        checks = [*icc_checks["alternate_forms"], *icc_checks["test_retest"], form_check, position_check]
         cells_verdicts.append(_cell_verdict(model, dim, checks))
     for model, group in rows.groupby("model", observed=True):
         cells = consistent_counts(group, ["dimension", *_CELL_KEY])
