@@ -28,7 +28,6 @@ def fit_config(args: argparse.Namespace) -> FitConfig:
                      max_draws=args.max_draws or None)  # fmt: skip
 
 
-
 # --- The input of summary, fit, report and compare: a store, or a responses table analysed in memory. ---
 
 #: Help of the positional input of the commands that analyse a study.

@@ -10,15 +10,17 @@ from bias_validity.cli._options import SOURCE_HELP, add_fit_arguments, fit_confi
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "report",
-        help="write the validity report (HTML or Markdown, by extension)",
+        help="write the validity report (HTML, Markdown, JSON or CSV, by extension)",
         description="Answer the six reviewer questions (reliability, convergent validity, framing, explicit-implicit "
-        "gap, self-reflection, scaling) on a study store and write a self-contained HTML report or its Markdown "
-        "twin. Fits the Bayesian model unless --fit gives a saved posterior or --no-fit is set. Exit status 1 "
-        "when the fit fails its diagnostics gate (the report is still written, with a FAILED banner).",
+        "gap, self-reflection, scaling) on a study store or responses table and write a self-contained HTML report, "
+        "its Markdown twin, or the report as JSON or CSV data. Fits the Bayesian model unless --fit gives a saved "
+        "posterior or --no-fit is set. Exit status 1 when the fit fails its diagnostics gate (the report is still "
+        "written, with a FAILED banner).",
         epilog="Example: bias-validity report study.sqlite --out report.html --models-file models.csv",
     )
     p.add_argument("store", help=SOURCE_HELP)
-    p.add_argument("--out", required=True, help="output file: .html or .md")
+    p.add_argument("--out", required=True, help="output file: .html or .md, or .json / .csv for the report as data "
+                   "(per-model verdict rows included)")  # fmt: skip
     group = p.add_mutually_exclusive_group()
     group.add_argument("--fit", help="a saved fit (fit.nc from bias-validity fit --out) of this store's answers, "
                        "reused instead of sampling again")

@@ -102,12 +102,18 @@ def _foreign_sqlite(path):
 
 NOT_A_STORE = {
     "fit.nc": (_fit_file, "a netCDF file, such as a saved fit: pass it as --fit"),
-    "report.html": (lambda p: p.write_text("<!DOCTYPE html>\n<html><body>report</body></html>"),
-                    "an HTML page, such as a rendered report"),
-    "models.csv": (lambda p: p.write_text("model,family,parameters,training_tokens,aligned\na,g,8B,15T,no\n"),
-                   "a models file"),
-    "summary.json": (lambda p: p.write_text(json.dumps({"store": "x", "cells": []})),
-                     "the JSON that bias-validity summary prints"),
+    "report.html": (
+        lambda p: p.write_text("<!DOCTYPE html>\n<html><body>report</body></html>"),
+        "an HTML page, such as a rendered report",
+    ),
+    "models.csv": (
+        lambda p: p.write_text("model,family,parameters,training_tokens,aligned\na,g,8B,15T,no\n"),
+        "a models file",
+    ),
+    "summary.json": (
+        lambda p: p.write_text(json.dumps({"store": "x", "cells": []})),
+        "the JSON that bias-validity summary prints",
+    ),
     "people.sqlite": (_foreign_sqlite, "a SQLite database without a responses table"),
     "empty.sqlite": (lambda p: p.write_bytes(b""), "an empty file"),
     "notes.txt": (lambda p: p.write_text("some notes\n"), "a text file"),
