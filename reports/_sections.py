@@ -21,6 +21,8 @@ __all__ = [
     "Text",
     "Unavailable",
     "Banner",
+    "MatrixCell",
+    "Matrix",
     "Section",
     "build_sections",
     "summary",
@@ -63,21 +65,44 @@ class Banner:
 
 
 @dataclass(frozen=True)
+class MatrixCell:
+    verdict: str  #: a ``Verdict`` value (the HTML colours the cell by it)
+    finding: str
+    figure: str  #: the deciding figure with its interval, "" when none decided
+    reason: str
+
+
+@dataclass(frozen=True)
+class Matrix:
+    """Verdicts as a grid: one row per model, one column per dimension; a missing cell was not asked."""
+
+    key: str  #: the question, e.g. "Q1"
+    caption: str
+    rows: tuple[str, ...]
+    columns: tuple[str, ...]
+    cells: dict[tuple[str, str], MatrixCell]
+
+
+@dataclass(frozen=True)
 class Section:
     key: str
     title: str
-    blocks: tuple[Table | Image | Text | Unavailable | Banner, ...]
+    blocks: tuple[Table | Image | Text | Unavailable | Banner | Matrix, ...]
 
 
 def build_sections(report: ValidityReport, *, draw: bool) -> list[Section]:
     """The report's sections in display order; ``draw=False`` skips matplotlib (figures referenced by title)."""
+    from bias_validity.reports import _per_model  # imported here: it builds on this module's blocks
+
     return [
         Section("verdicts", "Verdicts", _verdicts(report)),
+        Section("per-model", "Verdicts per model and dimension", _per_model.matrix_blocks(report)),
         Section("sc", "Stereotypical score by model, dimension and method", _forest(report, draw)),
         Section("gap", QUESTIONS["Q4"], _gap(report, draw)),
-        Section("reliability", QUESTIONS["Q1"], _reliability(report)),
+        Section("reliability", QUESTIONS["Q1"], _per_model.reliability_blocks(report)),
         Section("mtmm", "Multitrait-multimethod matrix", _mtmm(report, draw)),
         Section("ablation", "Framing: ablation drop ratio", _ablation(report, draw)),
+        Section("scaling", QUESTIONS["Q6"], _per_model.scaling_blocks(report)),
         Section("contrasts", "Further posterior quantities", _contrasts(report)),
         Section("status", "Answer status and refusal counts", _status(report)),
         Section("diagnostics", "Sampler diagnostics", _diagnostics(report)),
@@ -250,16 +275,6 @@ def _ablation(report: ValidityReport, draw: bool) -> tuple:
         xlabel = f"Drop ratio: estimate with bootstrap interval (Q3){_interval_note(q3)}"
         return (note, *_figure_blocks(q3, plot, title=title, xlabel=xlabel, refs=(0.5, 1.0), draw=draw))
     return (Unavailable("no ablation_drop_ratio in the posterior and no Q3 figures"),)
-
-
-def _reliability(report: ValidityReport) -> tuple:
-    table = report.extra_tables.get("reliability")
-    if table is not None and len(table):
-        return (Table(table, caption=f"Reliability estimates{_interval_note(table)}"),)
-    q1 = next((q.figures for q in report.questions if q.question == "Q1" and len(q.figures)), None)
-    if q1 is not None:
-        return (Table(q1, caption=f"Q1 reliability figures{_interval_note(q1)}"),)
-    return (Unavailable("no reliability table and no Q1 figures"),)
 
 
 def _mtmm(report: ValidityReport, draw: bool) -> tuple:

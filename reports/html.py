@@ -32,7 +32,9 @@ def render_html(report: ValidityReport) -> str:
     -------
     str
         An HTML5 document. Sections, in order: title and one-paragraph summary (with a FAILED banner when the
-        Bayesian fit failed its diagnostics), verdict table (question, verdict, summary, evidence), forest plot of
+        Bayesian fit failed its diagnostics), verdict table (question, verdict, summary, evidence), the per-model
+        verdict matrix of each question that gives one (models as rows, dimensions as columns, cells coloured by
+        verdict, the reason on hover), forest plot of
         SC per model x dimension x method (posterior HDIs where a posterior is present, else Wilson intervals on
         the raw SC, labelled which), explicit-implicit gap plot, reliability table, MTMM heatmap, ablation drop
         ratio plot, further posterior quantities, status and refusal counts, diagnostics, provenance, example
@@ -86,6 +88,8 @@ def _section(section: s.Section) -> str:
 def _block(block: object, *, verdicts: bool = False) -> str:
     if isinstance(block, s.Table):
         return _table(block, verdicts=verdicts)
+    if isinstance(block, s.Matrix):
+        return _matrix(block)
     if isinstance(block, s.Image):
         data = base64.b64encode(block.png or b"").decode("ascii")
         return (
@@ -97,6 +101,31 @@ def _block(block: object, *, verdicts: bool = False) -> str:
     if isinstance(block, s.Banner):
         return f'<div class="banner" role="alert">{escape(block.text)}</div>'
     return f'<p class="note">{escape(block.text)}</p>'
+
+
+def _matrix(matrix: s.Matrix) -> str:
+    """Models as rows, dimensions as columns; each cell coloured by its verdict, its reason on hover."""
+    head = "<th>model</th>" + "".join(f"<th>{escape(c)}</th>" for c in matrix.columns)
+    rows = []
+    for model in matrix.rows:
+        cells = []
+        for dim in matrix.columns:
+            cell = matrix.cells.get((model, dim))
+            if cell is None:
+                cells.append('<td class="matrix-cell not-asked">-</td>')
+                continue
+            figure = f'<span class="figure">{escape(cell.figure)}</span>' if cell.figure else ""
+            cells.append(f'<td class="matrix-cell verdict-{escape("-".join(cell.verdict.split()))}" '
+                         f'title="{escape(f"{cell.verdict}: {cell.reason}")}">{escape(cell.finding)}{figure}</td>')
+        rows.append(f'<tr><th scope="row">{escape(model)}</th>{"".join(cells)}</tr>')
+    return (
+        f'<div class="scroll"><table class="matrix" id="matrix-{escape(matrix.key)}">'
+        f"<caption>{escape(matrix.caption)}</caption><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody>"
+        '</table></div><p class="legend"><span class="verdict-supported">supported</span> '
+        '<span class="verdict-not-supported">not supported</span> <span class="verdict-inconclusive">inconclusive'
+        '</span> <span class="verdict-not-estimable">not estimable</span>; each cell gives the finding and its '
+        "deciding figure, and its reason on hover (and in the data below).</p>"
+    )
 
 
 def _table(table: s.Table, *, verdicts: bool) -> str:

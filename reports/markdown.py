@@ -57,6 +57,8 @@ def _block(block: object) -> str:
     if isinstance(block, s.Table):
         caption = f"**{_text(block.caption)}**\n\n" if block.caption else ""
         return caption + _table(block)
+    if isinstance(block, s.Matrix):
+        return f"**{_text(block.caption)}**\n\n" + _matrix(block)
     if isinstance(block, s.Image):
         return f"*Figure: {_text(block.title)} (drawn in the HTML report; its data follow).*"
     if isinstance(block, s.Unavailable):
@@ -64,6 +66,24 @@ def _block(block: object) -> str:
     if isinstance(block, s.Banner):
         return f"> **{_text(block.text)}**"
     return _text(block.text)
+
+
+def _matrix(matrix: s.Matrix) -> str:
+    """Models as rows, dimensions as columns; each cell 'verdict: finding (figure)'."""
+    header = "| model | " + " | ".join(_cell(c) for c in matrix.columns) + " |"
+    rule = "|" + "|".join("---" for _ in range(len(matrix.columns) + 1)) + "|"
+    rows = []
+    for model in matrix.rows:
+        cells = []
+        for dim in matrix.columns:
+            cell = matrix.cells.get((model, dim))
+            if cell is None:
+                cells.append("-")
+                continue
+            text = cell.verdict if cell.finding == cell.verdict else f"{cell.verdict}: {cell.finding}"
+            cells.append(_cell(f"{text} ({cell.figure})" if cell.figure else text))
+        rows.append(f"| {_cell(model)} | " + " | ".join(cells) + " |")
+    return "\n".join([header, rule, *rows])
 
 
 def _table(table: s.Table) -> str:

@@ -9,11 +9,12 @@ from bias_validity.analyses.result import ValidityReport
 __all__ = ["write_report", "REPORT_SUFFIXES"]
 
 #: Extensions :func:`write_report` understands.
-REPORT_SUFFIXES: tuple[str, ...] = (".html", ".htm", ".md")
+REPORT_SUFFIXES: tuple[str, ...] = (".html", ".htm", ".md", ".json", ".csv")
 
 
 def write_report(report: ValidityReport, path: str | Path) -> Path:
-    """Render a validity report and write it to ``path`` (HTML for .html/.htm, Markdown for .md).
+    """Render a validity report and write it to ``path``: HTML (.html/.htm), Markdown (.md), or as data: JSON
+    (.json, every question with its per-model verdicts and figures) or CSV (.csv, the verdict rows).
 
     Parameters
     ----------
@@ -42,7 +43,7 @@ def write_report(report: ValidityReport, path: str | Path) -> Path:
     >>> write_report(report, "report.pdf")
     Traceback (most recent call last):
     ...
-    ValueError: report path 'report.pdf' has extension '.pdf'; valid extensions: .html, .htm, .md
+    ValueError: report path 'report.pdf' has extension '.pdf'; valid extensions: .html, .htm, .md, .json, .csv
     """
     path = Path(path)
     suffix = path.suffix.lower()
@@ -54,6 +55,10 @@ def write_report(report: ValidityReport, path: str | Path) -> Path:
         from bias_validity.reports.markdown import render_markdown
 
         text = render_markdown(report)
+    elif suffix in (".json", ".csv"):
+        from bias_validity.reports.data import render_csv, render_json
+
+        text = render_json(report) if suffix == ".json" else render_csv(report)
     else:
         from bias_validity.reports.html import render_html
 

@@ -8,40 +8,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from _support.studies import RACE_SHIFT, incomplete_study
 from scipy import stats
 
 from bias_validity.analyses.questions import reliability
 from bias_validity.analyses.result import Verdict
-from bias_validity.probes.schema import IMPLICIT_ORDERS, response_id, validate_responses
 
 # The new names are imported inside the tests that need them, so that on the old code every test runs and fails on
 # its assertions rather than the module failing to import.
-
-DIMENSION_SC = {"age": 0.15, "disability": 0.3, "gender_career": 0.45, "gender_occupation": 0.6, "race": 0.75,
-                "science": 0.9}  # fmt: skip
-RACE_SHIFT = 0.45  # the synonym wording's SC in race is 0.75 - 0.45 = 0.30
-
-
-def incomplete_study(*, race_shift: float = RACE_SHIFT, reps: int = 100, sessions: int = 1, seed: int = 0,
-                     models: tuple[str, ...] = ("sim:a",)) -> pd.DataFrame:  # fmt: skip
-    """T1 asks items 1-4 in every order; T2 (a synonym form) asks items 5-8 in every order and item 1 in one order
-    only, so the two wordings share one cell per dimension. Item effects are nil: a cell's SC is its dimension's,
-    except for T2's own items (5-8) in race, shifted down by ``race_shift``."""
-    rng = np.random.default_rng(seed)
-    rows = []
-    design = [("T1", f"{i}", o) for i in range(1, 5) for o in IMPLICIT_ORDERS]
-    design += [("T2", f"{i}", o) for i in range(5, 9) for o in IMPLICIT_ORDERS] + [("T2", "1", IMPLICIT_ORDERS[0])]
-    for model in models:
-        for dim, sc in DIMENSION_SC.items():
-            for template, item, order in design:
-                p = sc - race_shift if (dim == "race" and template == "T2" and item != "1") else sc
-                for session in range(1, sessions + 1):
-                    for rep in range(reps):
-                        key = dict(model=model, dimension=dim, method="implicit", template_id=template,
-                                   item_id=f"{dim}-{item}", order=order, session=session)  # fmt: skip
-                        rows.append({**key, "rep": rep, "response_id": response_id(**key, rep=rep), "status": "ok",
-                                     "consistent": int(rng.random() < p)})  # fmt: skip
-    return validate_responses(pd.DataFrame(rows), source="incomplete_study")
 
 
 @pytest.fixture(scope="module")

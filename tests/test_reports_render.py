@@ -105,9 +105,9 @@ def test_empty_report_renders_every_section_as_not_available(tmp_path):
     page = write_report(empty, tmp_path / "r.html").read_text(encoding="utf-8")
     md = write_report(empty, tmp_path / "r.md").read_text(encoding="utf-8")
     assert "<img" not in page
-    # every section but "questions"/"contrasts" has its own reason; all 12 sections say not available
-    assert page.count('class="unavailable"') == 12
-    assert md.count("*not available: ") == 12
+    # every section has its own reason; all 14 sections say not available
+    assert page.count('class="unavailable"') == 14
+    assert md.count("*not available: ") == 14
 
 
 def test_failed_diagnostics_show_a_banner_in_both_formats():

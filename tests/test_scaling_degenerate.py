@@ -8,32 +8,10 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
+from _support.studies import DIMENSIONS, MODELS, llama3_meta, llama3_study
 
 from bias_validity.analyses.questions import scaling, simulate_responses
 from bias_validity.analyses.result import Verdict
-
-#: Llama-3 8B and 70B, base and instruct, all trained on 15T tokens. True SCs per model: the implicit SC grows with
-#: size and is untouched by alignment; the explicit SC drops under alignment.
-MODELS = {
-    "hf:llama-3-8b": dict(parameters=8e9, aligned=False, implicit=0.60, explicit=0.60),
-    "hf:llama-3-8b-instruct": dict(parameters=8e9, aligned=True, implicit=0.60, explicit=0.20),
-    "hf:llama-3-70b": dict(parameters=70e9, aligned=False, implicit=0.75, explicit=0.60),
-    "hf:llama-3-70b-instruct": dict(parameters=70e9, aligned=True, implicit=0.75, explicit=0.20),
-}
-DIMENSIONS = ["age", "race", "gender_career"]
-
-
-def llama3_study(seed: int = 0) -> pd.DataFrame:
-    parts = [simulate_responses(models=[m], dimensions=DIMENSIONS, sc={"implicit": v["implicit"],
-                                "explicit": v["explicit"]}, item_sd=0.0, reps=6, seed=seed + i)  # fmt: skip
-             for i, (m, v) in enumerate(MODELS.items())]
-    return pd.concat(parts, ignore_index=True)
-
-
-def llama3_meta(names: dict[str, str] | None = None) -> pd.DataFrame:
-    rows = [dict(model=(names or {}).get(m, m), family="llama-3", parameters=v["parameters"], training_tokens=15e12,
-                 aligned=v["aligned"]) for m, v in MODELS.items()]  # fmt: skip
-    return pd.DataFrame(rows)
 
 
 @pytest.fixture(scope="module")
@@ -97,8 +75,10 @@ def test_tokens_constant_within_families_give_the_within_family_size_slope():
                          "aligned": [False] * 6})  # fmt: skip
     logp = np.log(meta["parameters"])
     sc = 0.4 + 0.05 * (logp - logp.mean()) + np.where(meta["family"] == "l3", 0.1, 0.0)
-    parts = [simulate_responses(models=[m], dimensions=["age"], sc={"implicit": s}, item_sd=0.0, reps=40, seed=i)
-             for i, (m, s) in enumerate(zip(meta["model"], sc, strict=True))]
+    parts = [
+        simulate_responses(models=[m], dimensions=["age"], sc={"implicit": s}, item_sd=0.0, reps=40, seed=i)
+        for i, (m, s) in enumerate(zip(meta["model"], sc, strict=True))
+    ]
     res = scaling(pd.concat(parts, ignore_index=True), models_meta=meta)
     fig = res.figures.set_index("measure")
     assert fig.loc["slope_log_parameters", "ci_low"] < 0.05 < fig.loc["slope_log_parameters", "ci_high"]
