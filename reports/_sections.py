@@ -82,6 +82,10 @@ class Matrix:
     columns: tuple[str, ...]
     cells: dict[tuple[str, str], MatrixCell]
 
+    def grid(self) -> list[tuple[str, list[MatrixCell | None]]]:
+        """Each row's label with its cells in column order (None where the model was not asked)."""
+        return [(row, [self.cells.get((row, col)) for col in self.columns]) for row in self.rows]
+
 
 @dataclass(frozen=True)
 class Section:

@@ -106,18 +106,8 @@ def _block(block: object, *, verdicts: bool = False) -> str:
 def _matrix(matrix: s.Matrix) -> str:
     """Models as rows, dimensions as columns; each cell coloured by its verdict, its reason on hover."""
     head = "<th>model</th>" + "".join(f"<th>{escape(c)}</th>" for c in matrix.columns)
-    rows = []
-    for model in matrix.rows:
-        cells = []
-        for dim in matrix.columns:
-            cell = matrix.cells.get((model, dim))
-            if cell is None:
-                cells.append('<td class="matrix-cell not-asked">-</td>')
-                continue
-            figure = f'<span class="figure">{escape(cell.figure)}</span>' if cell.figure else ""
-            cells.append(f'<td class="matrix-cell verdict-{escape("-".join(cell.verdict.split()))}" '
-                         f'title="{escape(f"{cell.verdict}: {cell.reason}")}">{escape(cell.finding)}{figure}</td>')
-        rows.append(f'<tr><th scope="row">{escape(model)}</th>{"".join(cells)}</tr>')
+    rows = [f'<tr><th scope="row">{escape(model)}</th>{"".join(_matrix_cell(c) for c in cells)}</tr>'
+            for model, cells in matrix.grid()]  # fmt: skip
     return (
         f'<div class="scroll"><table class="matrix" id="matrix-{escape(matrix.key)}">'
         f"<caption>{escape(matrix.caption)}</caption><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody>"
@@ -126,6 +116,14 @@ def _matrix(matrix: s.Matrix) -> str:
         '</span> <span class="verdict-not-estimable">not estimable</span>; each cell gives the finding and its '
         "deciding figure, and its reason on hover (and in the data below).</p>"
     )
+
+
+def _matrix_cell(cell: s.MatrixCell | None) -> str:
+    if cell is None:
+        return '<td class="matrix-cell not-asked">-</td>'
+    figure = f'<span class="figure">{escape(cell.figure)}</span>' if cell.figure else ""
+    return (f'<td class="matrix-cell verdict-{escape("-".join(cell.verdict.split()))}" '
+            f'title="{escape(f"{cell.verdict}: {cell.reason}")}">{escape(cell.finding)}{figure}</td>')  # fmt: skip
 
 
 def _table(table: s.Table, *, verdicts: bool) -> str:

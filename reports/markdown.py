@@ -72,18 +72,15 @@ def _matrix(matrix: s.Matrix) -> str:
     """Models as rows, dimensions as columns; each cell 'verdict: finding (figure)'."""
     header = "| model | " + " | ".join(_cell(c) for c in matrix.columns) + " |"
     rule = "|" + "|".join("---" for _ in range(len(matrix.columns) + 1)) + "|"
-    rows = []
-    for model in matrix.rows:
-        cells = []
-        for dim in matrix.columns:
-            cell = matrix.cells.get((model, dim))
-            if cell is None:
-                cells.append("-")
-                continue
-            text = cell.verdict if cell.finding == cell.verdict else f"{cell.verdict}: {cell.finding}"
-            cells.append(_cell(f"{text} ({cell.figure})" if cell.figure else text))
-        rows.append(f"| {_cell(model)} | " + " | ".join(cells) + " |")
+    rows = [f"| {_cell(model)} | {' | '.join(_matrix_cell(c) for c in cells)} |" for model, cells in matrix.grid()]
     return "\n".join([header, rule, *rows])
+
+
+def _matrix_cell(cell: s.MatrixCell | None) -> str:
+    if cell is None:
+        return "-"
+    text = cell.verdict if cell.finding == cell.verdict else f"{cell.verdict}: {cell.finding}"
+    return _cell(f"{text} ({cell.figure})" if cell.figure else text)
 
 
 def _table(table: s.Table) -> str:
