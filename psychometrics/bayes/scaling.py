@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -141,7 +142,9 @@ def scaling_identifiability(
     design = sm.add_constant(logx, has_constant="add")
     r = float(np.corrcoef(logx.T)[0, 1]) if distinct > 1 and np.all(logx.std(axis=0) > 0) else float("nan")
     if np.isfinite(r):
-        vif = [float(variance_inflation_factor(design, j)) for j in (1, 2)]
+        with warnings.catch_warnings():  # statsmodels warns of a poorly conditioned design: reported below
+            warnings.simplefilter("ignore", UserWarning)
+            vif = [float(variance_inflation_factor(design, j)) for j in (1, 2)]
         scaled = np.column_stack([np.ones(len(logx)), (logx - logx.mean(0)) / logx.std(0)])
         cond = float(np.linalg.cond(scaled))
         cov = np.linalg.inv(design.T @ design)[1:, 1:]
