@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -18,7 +18,7 @@ __all__ = ["QUANTITIES", "group_scores", "derived_draws", "summarise"]
 #: Quantity names of the result table, in the order rows appear (definitions: ``psychometrics.estimands``).
 QUANTITIES: tuple[str, ...] = tuple(
     q.value
-    for q in (Quantity.SC, Quantity.SC_NEW_ITEM, Quantity.GAP, Quantity.RETAINED_SHARE,
+    for q in (Quantity.SC, Quantity.SC_NEW_ITEM, Quantity.ACQUIESCENCE, Quantity.GAP, Quantity.RETAINED_SHARE,
               Quantity.REFLECTION_MINUS_IMPLICIT, Quantity.MODEL_CONTRAST, Quantity.BASE_VS_TUNED,
               Quantity.LATENT_CORRELATION)
 )  # fmt: skip
@@ -28,56 +28,99 @@ NULL_VALUES: dict[str, float] = {q: ESTIMANDS[Quantity(q)].null for q in QUANTIT
 _GH_NODES, _GH_WEIGHTS = np.polynomial.hermite.hermgauss(20)
 
 
+def _side_share(eta: np.ndarray, cut: np.ndarray | None) -> np.ndarray:
+    """P(consistent) of a binary cell, or P(keyed rating 4-5 | a side is taken) of a Likert cell."""
+    if cut is None:
+        return expit(eta)
+    agree = expit(eta - cut[..., 2])  # P(y >= 4) = 1 - logistic(cut_3 - eta)
+    disagree = expit(cut[..., 1] - eta)  # P(y <= 2)
+    return agree / (agree + disagree)
+
+
+def cell_scores(idata: object, design: Design, kind: str, *, new_item: bool = False) -> np.ndarray:
+    """SC draws ``(chain, draw, cell)`` of each binary or ordinal (``kind``) design cell.
+
+    A binary cell's SC is the probability of a consistent answer; a Likert cell's (ratings keyed towards the
+    stereotype) the probability of a keyed 4-5 among ratings that take a side (1, 2, 4, 5), so its chance level is
+    0.5 like every SC (the midpoint is no stance). With ``new_item=True`` the cell's item effect is replaced by a new
+    item's: ``E_e[SC(eta_without_item + e)]``, ``e ~ Normal(0, sd_m^2 (1 + 1/J))`` with ``sd_m`` the method's item
+    SD and ``J`` the items of the cell's group. The ``1/J`` term is the unknown mean of the items asked (item effects
+    sum to zero within a trait, so the group mean is the mean of *these* items; a new item deviates from it by its
+    own effect and by their mean's). The integral is Gauss-Hermite quadrature (20 nodes).
+    """
+    cells = design.binary if kind == "binary" else design.ordinal
+    mu = _arviz.posterior_array(idata, "mu_b" if kind == "binary" else "mu_o")
+    g, i, m = cells["g"].to_numpy(), cells["i"].to_numpy(), cells["k_m"].to_numpy()
+    t, o = cells["t"].to_numpy(dtype=int), cells["o"].to_numpy(dtype=int)
+    eta = mu[..., g] + _arviz.posterior_array(idata, "tmpl")[..., t] + _arviz.posterior_array(idata, "ords")[..., o]
+    cut = None if kind == "binary" else _arviz.posterior_array(idata, "cut")[..., cells["c_m"].to_numpy(), :]
+    if not new_item:
+        return _side_share(eta + _arviz.posterior_array(idata, "b_item")[..., i, m], cut)
+    n_items = pd.Series(i).groupby(g).nunique()
+    scale = _arviz.posterior_array(idata, "chol_stds")[..., m] * np.sqrt(1.0 + 1.0 / n_items.loc[g].to_numpy())
+    nodes = np.sqrt(2.0) * scale[..., None] * _GH_NODES
+    cut = None if cut is None else cut[..., None, :]
+    return (_side_share(eta[..., None] + nodes, cut) * _GH_WEIGHTS).sum(axis=-1) / np.sqrt(np.pi)
+
+
+def _group_means(values: np.ndarray, g: np.ndarray, n_groups: int, mask: np.ndarray | None = None) -> np.ndarray:
+    """Equal-weight mean of each group's cells (optionally only those in ``mask``): ``(chain, draw, group)``."""
+    weights = np.zeros((len(g), n_groups))
+    keep = np.ones(len(g), dtype=bool) if mask is None else mask
+    weights[np.flatnonzero(keep), g[keep]] = 1.0
+    with np.errstate(invalid="ignore"):
+        weights /= weights.sum(axis=0, keepdims=True)
+    return values @ np.nan_to_num(weights)
+
+
 def group_scores(
-    idata: object, design: Design, *, agree_from: int = 4, new_item: bool = False
+    idata: object, design: Design, *, new_item: bool = False
 ) -> dict[tuple[str, str, str], np.ndarray]:
     """Design-averaged SC draws ``(chain, draw)`` per (unit, trait, method) for binary and ordinal methods.
 
-    The SC of a group is the mean, over the group's design cells (item x template x order, equally weighted), of the
-    model's probability of a consistent answer (binary) or of an answer at or above ``agree_from`` (ordinal): the
-    share a study of this design would show with infinitely many repetitions of *these* items.
-
-    With ``new_item=True`` the item effect is integrated out instead: the SC expected for a new item of the same
-    trait, ``E_e[logistic(eta_without_item + e)]`` averaged over the group's template x order cells, with
-    ``e ~ Normal(0, sd_m^2 (1 + 1/J))``: ``sd_m`` the method's item SD and ``J`` the group's items. The ``1/J``
-    term is the unknown mean of the items asked (the item effects sum to zero within a trait, so the group mean is
-    the mean of *these* items; a new item deviates from it by its own effect and by their mean's). The integral is
-    Gauss-Hermite quadrature (20 nodes). A method without item effects (fewer than 2 items in all) has no new-item
-    SC: nothing says how items vary.
+    The SC of a group is the mean, over the group's design cells (item x template x order, equally weighted), of
+    :func:`cell_scores`: the share a study of this design would show with infinitely many repetitions of *these*
+    items, or with ``new_item=True`` of a new item of the same trait. A method without item effects (seen on fewer
+    than 2 items) has no new-item SC: nothing says how items vary.
     """
     out: dict[tuple[str, str, str], np.ndarray] = {}
-    b_item = _arviz.posterior_array(idata, "b_item")
-    tmpl = _arviz.posterior_array(idata, "tmpl")
-    ords = _arviz.posterior_array(idata, "ords")
     mask = design.item_mask()
-    item_sd = _arviz.posterior_array(idata, "chol_stds") if new_item else None
-    parts = [("binary", design.binary, design.binary_groups, "mu_b"), ("ordinal", design.ordinal,
-             design.ordinal_groups, "mu_o")]  # fmt: skip
-    for kind, cells, groups, mu_name in parts:
+    parts = [("binary", design.binary, design.binary_groups), ("ordinal", design.ordinal, design.ordinal_groups)]
+    for kind, cells, groups in parts:
         if len(cells) == 0:
             continue
-        mu = _arviz.posterior_array(idata, mu_name)
-        g, i, m = cells["g"].to_numpy(), cells["i"].to_numpy(), cells["k_m"].to_numpy()
-        t, o = cells["t"].to_numpy(dtype=int), cells["o"].to_numpy(dtype=int)
-        eta = mu[..., g] + tmpl[..., t] + ords[..., o]
-        if kind == "ordinal":
-            cut = _arviz.posterior_array(idata, "cut")
-            eta = eta - cut[..., cells["c_m"].to_numpy(), agree_from - 2]
-        if new_item:
-            n_items = pd.Series(i).groupby(g).nunique().reindex(range(len(groups)), fill_value=1).to_numpy()
-            scale = item_sd[..., m] * np.sqrt(1.0 + 1.0 / n_items[g])  # (chain, draw, cell)
-            nodes = np.sqrt(2.0) * scale[..., None] * _GH_NODES
-            p = (expit(eta[..., None] + nodes) * _GH_WEIGHTS).sum(axis=-1) / np.sqrt(np.pi)
-        else:
-            p = expit(eta + b_item[..., i, m])
-        weights = np.zeros((len(cells), len(groups)))
-        weights[np.arange(len(cells)), g] = 1.0
-        weights /= weights.sum(axis=0, keepdims=True)
-        sc = p @ weights
+        sc = _group_means(cell_scores(idata, design, kind, new_item=new_item), cells["g"].to_numpy(), len(groups))
         for j, key in enumerate(map(tuple, groups.to_numpy())):
             if new_item and not mask[design.methods.index(key[2])]:
                 continue
             out[key] = sc[..., j]
+    return out
+
+
+def acquiescence_scores(
+    idata: object, design: Design, reversed_order: Callable[[str], bool]
+) -> dict[tuple[str, str, str], np.ndarray]:
+    """Acquiescence index draws per (unit, trait, method) of Likert groups asked both a statement and its reversal.
+
+    The mean of P(agree | a side is taken) over the stereotype statements and over their reversals, each
+    equally weighted over their cells: 0.5 for a responder whose agreement follows the content, 1 for one who
+    agrees with everything (:data:`bias_validity.psychometrics.estimands.ESTIMANDS` ``[ACQUIESCENCE]``). On a
+    reversed cell, agreeing is the keyed rating's disagreeing, so its agreement is ``1 - SC``.
+    ``reversed_order`` tells from a cell's order label whether it is a reversed statement.
+    """
+    cells = design.ordinal
+    if len(cells) == 0:
+        return {}
+    sc = cell_scores(idata, design, "ordinal")
+    g = cells["g"].to_numpy()
+    flipped = cells[design.columns.order].astype(str).map(reversed_order).to_numpy(dtype=bool)
+    n = len(design.ordinal_groups)
+    agree_plain = _group_means(sc, g, n, ~flipped)
+    agree_reversed = _group_means(1.0 - sc, g, n, flipped)
+    out = {}
+    for j, key in enumerate(map(tuple, design.ordinal_groups.to_numpy())):
+        if (flipped & (g == j)).any() and (~flipped & (g == j)).any():
+            out[key] = 0.5 * (agree_plain[..., j] + agree_reversed[..., j])
     return out
 
 
@@ -86,7 +129,7 @@ def derived_draws(
     design: Design,
     *,
     base_tuned: Sequence[tuple[str, str]] = (),
-    agree_from: int = 4,
+    reversed_order: Callable[[str], bool] | None = None,
     explicit: str = "explicit",
     implicit: str = "implicit",
     ablated: str = "ablated",
@@ -95,9 +138,11 @@ def derived_draws(
     """Labels and draws ``(chain, draw, n)`` of every derived quantity the data support.
 
     ``base_tuned`` lists (base unit, tuned unit) pairs; their contrast is labelled ``"tuned - base"``.
+    ``reversed_order`` marks the order labels of reversed Likert statements; with it, Likert groups asked both
+    polarities get an ``acquiescence`` row (:func:`acquiescence_scores`).
     """
-    sc = group_scores(idata, design, agree_from=agree_from)
-    new = group_scores(idata, design, agree_from=agree_from, new_item=True)
+    sc = group_scores(idata, design)
+    new = group_scores(idata, design, new_item=True)
     labels: list[tuple[str, str, str, str]] = []
     draws: list[np.ndarray] = []
 
@@ -109,6 +154,8 @@ def derived_draws(
         add(Quantity.SC, u, t, m, v)
     for (u, t, m), v in new.items():
         add(Quantity.SC_NEW_ITEM, u, t, m, v)
+    for (u, t, m), v in (acquiescence_scores(idata, design, reversed_order) if reversed_order else {}).items():
+        add(Quantity.ACQUIESCENCE, u, t, m, v)
     units = sorted({k[0] for k in sc})
     traits = sorted({k[1] for k in sc})
     # contrasts that generalise to the trait (gap, retained share, reflection) use the new-item SCs

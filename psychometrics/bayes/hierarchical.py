@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import pandas as pd
 
@@ -27,6 +27,7 @@ def fit_hierarchical(
     scores: pd.DataFrame | None = None,
     columns: Columns = DEFAULT_COLUMNS,
     base_tuned: Sequence[tuple[str, str]] = (),
+    reversed_order: Callable[[str], bool] | None = None,
     config: FitConfig | None = None,
 ) -> BayesFit:
     """Fit the hierarchical model and summarise every derived quantity with its HDI and probability of direction.
@@ -43,6 +44,9 @@ def fit_hierarchical(
         Names of the unit, trait, method, item, template and order columns.
     base_tuned : sequence of (str, str)
         Pairs (base unit, tuned unit) to contrast.
+    reversed_order : callable, optional
+        Tells from an order label whether a Likert cell is a reversed statement (ratings already keyed towards the
+        stereotype); enables the ``acquiescence`` quantity.
     config : FitConfig, optional
         Sampler, chains, warm-up, draws, retry ceiling, HDI mass and seed; the defaults of :class:`FitConfig`
         when omitted. When the gate fails on R-hat or ESS alone (no divergence), the model is sampled again with
@@ -100,7 +104,7 @@ def fit_hierarchical(
     while True:
         run = sample(model, config)
         seconds += run.seconds
-        labels, draws_arr = derived_draws(run.idata, design, base_tuned=base_tuned)
+        labels, draws_arr = derived_draws(run.idata, design, base_tuned=base_tuned, reversed_order=reversed_order)
         table = summarise(labels, draws_arr, hdi_prob=config.hdi_prob)
         # a not-estimable quantity (an R over a near-zero denominator) is reported as such, not gated
         gate = diagnostics_gate(table[table["estimable"]], divergences=_arviz.divergences(run.idata))
