@@ -85,7 +85,8 @@ def simulate_responses(
         every template x item x order x session x rep; ``explicit`` rows (orders ``xy``/``yx`` and, when
         ``balanced``, their reversals; ``likert`` 4-5 when agreeing, 1-2 otherwise); ``reflection`` rows for the
         implicit answers (template ``reflect/<implicit template>``; inconsistent ones reversed, when ``balanced``);
-        ``logprob`` sentence rows (``score`` = item effect + noise, session 1, rep 0); ``embedding`` rows (template ``pair``, one per item) and one ``WEAT`` row per dimension.
+        ``logprob`` sentence rows (``score`` = item effect + noise, session 1, rep 0); ``embedding`` rows
+        (template ``pair``, one per item) and one ``WEAT`` row per dimension.
 
     Notes
     -----
