@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 import pandas as pd
+from scipy.stats import t as t_dist
 
 from bias_validity.psychometrics._checks import check_ci
 from bias_validity.psychometrics.bootstrap import _bootstrap_interval
@@ -57,7 +58,7 @@ def cluster_interval(
     seed: int | None = 0,
     min_clusters: int = MIN_CLUSTERS,
 ) -> ClusterInterval:
-    """Percentile item-cluster bootstrap interval of ``statistic`` of pooled per-cluster counts.
+    """Item-cluster bootstrap interval of ``statistic`` of pooled per-cluster counts, small-sample corrected.
 
     Parameters
     ----------
@@ -73,9 +74,21 @@ def cluster_interval(
     Returns
     -------
     tuple
-        ``(estimate, low, high, reason)``; ``reason`` is empty unless the interval is NaN. Percentile, not BCa:
-        with few clusters and a ratio, BCa's jackknife acceleration is unstable and puts the estimate on an end of
-        its own interval.
+        ``(estimate, low, high, reason)``; ``reason`` is empty unless the interval is NaN.
+
+    Notes
+    -----
+    The interval is ``estimate +/- t_{G-1} * se * sqrt(G / (G - 1))`` with ``se`` the bootstrap standard error over
+    ``G`` clusters: with few clusters the bootstrap variance is biased low by ``(G - 1) / G`` and the percentile
+    interval undercovers (83% at a nominal 95% with 6 items in this package's tests), so the standard error is
+    rescaled and the critical value taken from Student's t with ``G - 1`` degrees of freedom, the small-G practice
+    for cluster-robust inference (Cameron & Miller 2015, sec. VI). Not BCa: with few clusters and a ratio its
+    jackknife acceleration is unstable and puts the estimate on an end of its own interval.
+
+    References
+    ----------
+    Cameron, A. C., & Miller, D. L. (2015). A practitioner's guide to cluster-robust inference. Journal of Human
+    Resources 50(2), 317-372.
 
     Examples
     --------
@@ -108,6 +121,9 @@ def cluster_interval(
         with np.errstate(divide="ignore", invalid="ignore"):
             return statistic(totals(*xs, axis=axis))
 
-    low, high, _, reason = _bootstrap_interval(arrays, stat, paired=True, vectorized=True, method="percentile",
-                                               ci=ci, n_resamples=n_resamples, seed=seed)  # fmt: skip
-    return estimate, low, high, reason
+    _, _, se, reason = _bootstrap_interval(arrays, stat, paired=True, vectorized=True, method="percentile",
+                                           ci=ci, n_resamples=n_resamples, seed=seed)  # fmt: skip
+    if not np.isfinite(se):
+        return estimate, np.nan, np.nan, reason or "the statistic is undefined in some resamples (a zero denominator)"
+    half = t_dist.ppf(0.5 + ci / 2, size - 1) * se * np.sqrt(size / (size - 1))
+    return estimate, estimate - half, estimate + half, ""
