@@ -100,7 +100,8 @@ def sc_table(responses: pd.DataFrame, *, ci: float = 0.95, n_resamples: int = 10
     out["n_items"], out["item_ci_low"], out["item_ci_high"] = (
         (list(col) for col in zip(*bounds, strict=True)) if bounds else ([], [], [])
     )
-    out.attrs.update(ci=ci, method="wilson", item_interval=f"item-cluster bootstrap, t-corrected (>= {MIN_CLUSTERS} items)")
+    item_interval = f"item-cluster bootstrap, t-corrected (>= {MIN_CLUSTERS} items)"
+    out.attrs.update(ci=ci, method="wilson", item_interval=item_interval)
     return out
 
 

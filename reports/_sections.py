@@ -73,7 +73,8 @@ def build_sections(report: ValidityReport, *, draw: bool) -> list[Section]:
     """The report's sections in display order; ``draw=False`` skips matplotlib (figures referenced by title)."""
     return [
         Section("verdicts", "Verdicts", _verdicts(report)),
-        Section("sc", "Stereotypical score by model, dimension and method", _forest(report, draw)),
+        Section("sc", "Stereotypical score by model, dimension and method", (*_forest(report, draw),
+                                                                               *_acquiescence(report))),
         Section("gap", QUESTIONS["Q4"], _gap(report, draw)),
         Section("reliability", QUESTIONS["Q1"], _reliability(report)),
         Section("mtmm", "Multitrait-multimethod matrix", _mtmm(report, draw)),
@@ -218,6 +219,15 @@ def _forest(report: ValidityReport, draw: bool) -> tuple:
     return (note, *_figure_blocks(sc, plot, title=title, xlabel=xlabel, refs=(0.5,), draw=draw))
 
 
+def _acquiescence(report: ValidityReport) -> tuple:
+    table = report.extra_tables.get("acquiescence")
+    if table is None or table.empty:
+        return ()
+    index = ESTIMANDS[Quantity.ACQUIESCENCE]
+    caption = f"{index.label} of the Likert methods: {index.formula}; {index.direction}{_interval_note(table)}"
+    return (Table(table.reset_index(drop=True), caption=caption),)
+
+
 def _gap(report: ValidityReport, draw: bool) -> tuple:
     title = "Explicit minus implicit SC per model x dimension"
     post = _posterior(report, "gap_explicit_implicit")
@@ -357,7 +367,7 @@ def _questions(report: ValidityReport) -> tuple:
 
 
 def _extra(report: ValidityReport) -> list[Section]:
-    shown = {"reliability", "mtmm", "mtmm_checks"}
+    shown = {"reliability", "mtmm", "mtmm_checks", "acquiescence"}
     return [
         Section(f"extra-{i}", f"Table: {name}", (Table(table) if len(table) else Unavailable("empty table"),))
         for i, (name, table) in enumerate(report.extra_tables.items())

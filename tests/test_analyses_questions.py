@@ -69,10 +69,10 @@ def test_gap_verdict_follows_the_posterior_hdi_and_rope():
 def test_reflection_detects_disowning_and_endorsing(p_agree, expected):
     t = simulate_responses(sc={"implicit": 0.7, "explicit": 0.5, "reflection": p_agree}, item_sd=0.0, seed=2)
     res = reflection(t)
-    pooled = res.figures.query("dimension == 'all' and measure == 'p_agree_own'").iloc[0]
+    pooled = res.figures.query("dimension == 'all' and measure == 'sc_reflection'").iloc[0]
     assert res.verdict is expected
     assert pooled["ci_low"] < p_agree < pooled["ci_high"]
-    diff = res.figures.query("dimension == 'all' and measure == 'own_minus_explicit'").iloc[0]
+    diff = res.figures.query("dimension == 'all' and measure == 'reflection_minus_explicit'").iloc[0]
     assert diff["ci_low"] < p_agree - 0.5 < diff["ci_high"]
 
 

@@ -42,11 +42,12 @@ def cell_scores(idata: object, design: Design, kind: str, *, new_item: bool = Fa
 
     A binary cell's SC is the probability of a consistent answer; a Likert cell's (ratings keyed towards the
     stereotype) the probability of a keyed 4-5 among ratings that take a side (1, 2, 4, 5), so its chance level is
-    0.5 like every SC (the midpoint is no stance). With ``new_item=True`` the cell's item effect is replaced by a new
-    item's: ``E_e[SC(eta_without_item + e)]``, ``e ~ Normal(0, sd_m^2 (1 + 1/J))`` with ``sd_m`` the method's item
-    SD and ``J`` the items of the cell's group. The ``1/J`` term is the unknown mean of the items asked (item effects
-    sum to zero within a trait, so the group mean is the mean of *these* items; a new item deviates from it by its
-    own effect and by their mean's). The integral is Gauss-Hermite quadrature (20 nodes).
+    0.5 like every SC (the midpoint is no stance). With ``new_item=True`` the item effect is integrated over the item
+    distribution: ``E_e[SC(eta_without_item - d + e)]``, ``e ~ Normal(0, sd_m^2)`` with ``sd_m`` the method's item
+    SD (Gauss-Hermite quadrature, 20 nodes), where ``d ~ Normal(0, sd_m^2 / J)`` is drawn once per posterior draw and
+    trait (``J`` items), correlated across methods by the item effects' correlation matrix: item effects sum to zero
+    within a trait, so the group mean is the mean of *these* items, which deviates from the item distribution's
+    mean by ``d``; drawing it carries that uncertainty into the new-item SC and its contrasts.
     """
     cells = design.binary if kind == "binary" else design.ordinal
     mu = _arviz.posterior_array(idata, "mu_b" if kind == "binary" else "mu_o")
@@ -56,11 +57,22 @@ def cell_scores(idata: object, design: Design, kind: str, *, new_item: bool = Fa
     cut = None if kind == "binary" else _arviz.posterior_array(idata, "cut")[..., cells["c_m"].to_numpy(), :]
     if not new_item:
         return _side_share(eta + _arviz.posterior_array(idata, "b_item")[..., i, m], cut)
-    n_items = pd.Series(i).groupby(g).nunique()
-    scale = _arviz.posterior_array(idata, "chol_stds")[..., m] * np.sqrt(1.0 + 1.0 / n_items.loc[g].to_numpy())
-    nodes = np.sqrt(2.0) * scale[..., None] * _GH_NODES
+    sd_all = _arviz.posterior_array(idata, "chol_stds")
+    sd = sd_all[..., m]
+    # the mean of the items asked, relative to the item distribution's: correlated across methods as the item
+    # effects are (LKJ), one draw per posterior draw and trait, with a fixed seed so a fit always gives the same
+    # quantities
+    traits = sorted(set(design.item_traits()))
+    t_code = cells[design.columns.trait].astype(str).map({name: k for k, name in enumerate(traits)}).to_numpy()
+    corr = _arviz.posterior_array(idata, "chol_corr")
+    chol = np.linalg.cholesky(corr + 1e-9 * np.eye(corr.shape[-1]))
+    z = np.random.default_rng(0).standard_normal((*sd_all.shape, len(traits)))  # (chain, draw, method, trait)
+    w = np.einsum("cdij,cdjt->cdit", chol, z)
+    n_items = pd.Series(i).groupby([t_code, m]).transform("nunique").to_numpy()
+    shift = sd * w[..., m, t_code] / np.sqrt(n_items)
+    nodes = np.sqrt(2.0) * sd[..., None] * _GH_NODES
     cut = None if cut is None else cut[..., None, :]
-    return (_side_share(eta[..., None] + nodes, cut) * _GH_WEIGHTS).sum(axis=-1) / np.sqrt(np.pi)
+    return (_side_share((eta - shift)[..., None] + nodes, cut) * _GH_WEIGHTS).sum(axis=-1) / np.sqrt(np.pi)
 
 
 def _group_means(values: np.ndarray, g: np.ndarray, n_groups: int, mask: np.ndarray | None = None) -> np.ndarray:
