@@ -117,7 +117,7 @@ def reliability(responses: pd.DataFrame, *, method: str = Method.IMPLICIT.value,
     >>> res.verdict.value
     'supported'
     >>> res.figures.query("dimension == 'all'")[["measure", "estimate"]].round(2).to_dict("list")
-    {'measure': ['test_retest', 'alternate_forms', 'position_bias'], 'estimate': [0.67, 0.67, 0.0]}
+    {'measure': ['test_retest', 'alternate_forms', 'position_bias'], 'estimate': [0.86, 0.84, 0.02]}
     """
     check_responses(responses, "reliability")
     rows = ok_rows(responses, method)
