@@ -9,8 +9,13 @@ from enum import StrEnum
 import numpy as np
 import pandas as pd
 
+from bias_validity.psychometrics.estimands import ESTIMANDS, Quantity, Thresholds
+
 __all__ = [
     "QUESTIONS",
+    "ESTIMANDS",
+    "Quantity",
+    "Thresholds",
     "Verdict",
     "VERDICT_COLUMNS",
     "ALL_DIMENSIONS",
@@ -199,9 +204,10 @@ class QuestionResult:
 class ValidityReport:
     """Everything a report shows, computed once by ``analyses`` and only rendered by ``reports``.
 
-    ``posterior`` rows use these ``quantity`` names: ``sc`` (per model x dimension x method),
-    ``gap_explicit_implicit``, ``ablation_drop_ratio``, ``reflection_minus_implicit`` (method column empty),
-    ``model_contrast`` (model = "A - B"), ``base_vs_tuned``, ``latent_correlation`` (method = "implicit~logprob").
+    ``posterior`` rows use the ``quantity`` names of :class:`Quantity` (declared with their formulas in
+    :data:`ESTIMANDS`): ``sc`` and ``sc_new_item`` (per model x dimension x method), ``gap_explicit_implicit``,
+    ``ablation_retained_share``, ``reflection_minus_implicit`` (method column empty), ``model_contrast`` (model =
+    "A - B"), ``base_vs_tuned``, ``latent_correlation`` (method = "implicit~logprob").
     """
 
     questions: list[QuestionResult]

@@ -23,17 +23,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import json
 
-    from bias_validity.analyses.summary import sc_table
+    from bias_validity.analyses.summary import acquiescence_table, sc_table
 
     study = open_study(args.store)
     table, skipped = sc_table(study.responses), study.skipped
+    balance = acquiescence_table(study.responses)
     if args.json:
         cells = json.loads(table.to_json(orient="records"))
         payload = {"store": args.store, "ci": table.attrs["ci"], "interval": table.attrs["method"], "cells": cells,
+                   "acquiescence": json.loads(balance.to_json(orient="records")),
                    "skipped": skipped.to_dict("records")}  # fmt: skip
         print(json.dumps(payload, indent=2))
         return 0
     print(table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    if len(balance):
+        print("\nacquiescence (0.5: agreement follows the statement; 1: agrees with everything):")
+        print(balance.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     for row in skipped.itertuples():
         print(f"skipped: {row.model} {row.method}: {row.reason}")
     return 0

@@ -60,7 +60,7 @@ def test_gap_verdict_follows_the_posterior_hdi_and_rope():
                               mean=0.0, hdi_low=-0.03, hdi_high=0.04, p_direction=0.55)])  # fmt: skip
     res = gap(t, posterior=post)
     assert res.verdict is Verdict.NOT_SUPPORTED  # the HDI lies inside the ROPE of +/-0.05
-    assert set(res.figures["interval"]) == {"Newcombe", "HDI"}
+    assert set(res.figures["interval"]) == {"bootstrap, items resampled", "Newcombe (these items)", "HDI"}
     same = simulate_responses(dimensions=["age"], sc={"implicit": 0.5, "explicit": 0.5}, item_sd=0.0, reps=40, seed=1)
     assert gap(same).verdict in (Verdict.NOT_SUPPORTED, Verdict.INCONCLUSIVE)
 
@@ -69,10 +69,10 @@ def test_gap_verdict_follows_the_posterior_hdi_and_rope():
 def test_reflection_detects_disowning_and_endorsing(p_agree, expected):
     t = simulate_responses(sc={"implicit": 0.7, "explicit": 0.5, "reflection": p_agree}, item_sd=0.0, seed=2)
     res = reflection(t)
-    pooled = res.figures.query("dimension == 'all' and measure == 'p_agree_own'").iloc[0]
+    pooled = res.figures.query("dimension == 'all' and measure == 'sc_reflection'").iloc[0]
     assert res.verdict is expected
     assert pooled["ci_low"] < p_agree < pooled["ci_high"]
-    diff = res.figures.query("dimension == 'all' and measure == 'own_minus_explicit'").iloc[0]
+    diff = res.figures.query("dimension == 'all' and measure == 'reflection_minus_explicit'").iloc[0]
     assert diff["ci_low"] < p_agree - 0.5 < diff["ci_high"]
 
 

@@ -25,6 +25,7 @@ from bias_validity.analyses.questions._common import (
 from bias_validity.analyses.result import (
     ALL_DIMENSIONS,
     QuestionResult,
+    Thresholds,
     Verdict,
     describe_verdicts,
     figure_text,
@@ -37,11 +38,12 @@ from bias_validity.psychometrics.reliability import icc
 
 __all__ = ["ICC_POOR", "POSITION_LIMIT", "ICC_SCOPE", "ONE_SESSION", "FORMS_DISAGREE", "reliability"]
 
-#: Koo & Li (2016): an ICC below 0.5 is poor reliability (the default of ``reliability(icc_threshold=...)``).
-ICC_POOR = 0.5
+#: Koo & Li (2016): an ICC below 0.5 is poor reliability (the default of ``reliability(icc_threshold=...)``,
+#: declared with the other verdict thresholds in :class:`Thresholds`).
+ICC_POOR = Thresholds.icc
 #: A shift of the SC by more than 0.10 from candidate order, or between two wordings, counts (this toolkit's rule;
 #: the default of ``reliability(shift_limit=...)``).
-POSITION_LIMIT = 0.10
+POSITION_LIMIT = Thresholds.shift_limit
 #: How the decisive ICCs are computed, as the report labels them.
 ICC_SCOPE = "within dimension"
 #: The whole test-retest answer of a design with one session.
