@@ -19,6 +19,7 @@ __all__ = [
     "Verdict",
     "VERDICT_COLUMNS",
     "ALL_DIMENSIONS",
+    "ALL_MODELS",
     "verdict_table",
     "describe_verdicts",
     "figure_text",
@@ -51,6 +52,8 @@ VERDICT_COLUMNS: tuple[str, ...] = ("model", "dimension", "verdict", "finding", 
                                     "ci_high", "reason")  # fmt: skip
 #: The ``dimension`` of a verdict row (or figure) that holds for a model over all its dimensions.
 ALL_DIMENSIONS = "all"
+#: The ``model`` of a verdict row estimated over every model at once (e.g. the fit's latent correlations).
+ALL_MODELS = "all models"
 
 
 def verdict_table(rows: Iterable[Mapping[str, object]]) -> pd.DataFrame:

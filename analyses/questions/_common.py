@@ -106,19 +106,9 @@ def all_must_hold(verdicts: Iterable[Verdict]) -> Verdict:
     return combine_verdicts(found)
 
 
-def count_verdicts(verdicts: Sequence[Verdict]) -> str:
-    """'2 supported, 1 inconclusive' for a summary sentence."""
-    counts = pd.Series([v.value for v in verdicts]).value_counts()
-    return ", ".join(f"{n} {name}" for name, n in counts.items())
-
-
 def posterior_rows(posterior: pd.DataFrame | None, quantity: str) -> pd.DataFrame:
     """The posterior's rows for one derived quantity (empty when there is no posterior)."""
     if posterior is None:
         return pd.DataFrame(columns=list(POSTERIOR_COLUMNS))
     return posterior[posterior["quantity"] == quantity]
 
-
-def fmt(value: float) -> str:
-    """A figure for a summary sentence: 2 decimals, 'NaN' when missing."""
-    return "NaN" if value is None or np.isnan(value) else f"{value:.2f}"

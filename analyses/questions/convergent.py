@@ -9,14 +9,20 @@ from bias_validity.analyses.questions._common import (
     check_posterior,
     check_responses,
     combine_verdicts,
-    count_verdicts,
     figure_row,
     figures_frame,
-    fmt,
     ok_rows,
     posterior_rows,
 )
-from bias_validity.analyses.result import QuestionResult, Verdict
+from bias_validity.analyses.result import (
+    ALL_DIMENSIONS,
+    ALL_MODELS,
+    QuestionResult,
+    Verdict,
+    describe_verdicts,
+    figure_text,
+    verdict_table,
+)
 from bias_validity.probes.schema import CHOICE_PREFIX, WEAT_ITEM, Method, Status
 from bias_validity.psychometrics.estimands import Quantity, Thresholds
 from bias_validity.psychometrics.mtmm import MIN_UNITS, mtmm
@@ -26,7 +32,11 @@ from bias_validity.psychometrics.validity import convergent_validity
 _DECIDES = "decides"
 _SHOWN = "shown, not counted"
 
-__all__ = ["DECIDING_PAIRS", "item_scores", "convergent", "mtmm_tables"]
+__all__ = ["DECIDING_PAIRS", "CONVERGENT", "NOT_CONVERGENT", "item_scores", "convergent", "mtmm_tables"]
+
+#: Findings of a model's deciding correlations: above zero, or wholly below the convergent floor.
+CONVERGENT = "convergent"
+NOT_CONVERGENT = "not convergent"
 
 #: The pairs whose correlation decides Q2: the implicit measure against the measures that need no deliberate
 #: choice. Other pairs (e.g. ablated~explicit) are shown, never counted.
@@ -78,6 +88,28 @@ def _verdict(low: float, high: float, floor: float) -> Verdict:
 
 def _decides(pair: str) -> bool:
     return frozenset(pair.split("~")) in DECIDING_PAIRS
+
+
+def _model_verdict(model: str, dim: str, decided: list[tuple[Verdict, dict[str, object]]], floor: float) -> dict:
+    """One model's (x dimension's) verdict from its deciding correlations: they must agree, else inconclusive; the
+    deciding figure is the highest correlation whose verdict is the model's."""
+    verdict = combine_verdicts(v for v, _ in decided)
+    picked = [r for v, r in decided if v is verdict] or [r for _, r in decided]
+    best = max(picked, key=lambda r: -np.inf if np.isnan(r["estimate"]) else r["estimate"])
+    clauses = [f"{r['measure']} r = {figure_text(r['estimate'], r['ci_low'], r['ci_high'], missing='not estimable')}"
+               f" ({r['interval']}, n = {r['n']})" for _, r in decided]  # fmt: skip
+    rule = f"interval above 0 = convergent; wholly below {floor:g} = not convergent"
+    finding = {Verdict.SUPPORTED: CONVERGENT, Verdict.NOT_SUPPORTED: NOT_CONVERGENT}.get(verdict, verdict.value)
+    return dict(model=model, dimension=dim, verdict=verdict, finding=finding, measure=best["measure"],
+                estimate=best["estimate"], ci_low=best["ci_low"], ci_high=best["ci_high"],
+                reason=f"{'; '.join(clauses)} ({rule})")  # fmt: skip
+
+
+def _not_estimable(model: str, methods: set[str]) -> dict[str, object]:
+    have = ", ".join(sorted(methods)) or "no scored method"
+    return dict(model=model, dimension=ALL_DIMENSIONS, verdict=Verdict.NOT_ESTIMABLE, finding=Verdict.NOT_ESTIMABLE,
+                reason=f"no deciding pair: needs {Method.IMPLICIT.value} item scores next to {Method.LOGPROB.value} "
+                f"or {Method.EMBEDDING.value} ones; has {have}")  # fmt: skip
 
 
 def _human_rows(responses: pd.DataFrame, scores: pd.DataFrame, ci: float, seed: int) -> list[dict[str, object]]:
@@ -135,7 +167,9 @@ def convergent(
         posterior HDI; ``human_iat_spearman (implicit SC)`` / ``(WEAT d)``: rank agreement with human IAT effect
         sizes), ``estimate``, ``ci_low``, ``ci_high``, ``interval``, ``n`` (items or dimensions), ``note``
         (``decides`` for the pairs the verdict counts, ``shown, not counted`` for the others).
-        ``attrs``: ``ci``, ``correlation``, ``seed``.
+        ``attrs``: ``ci``, ``correlation``, ``seed``. ``verdicts``: one row per model (dimension ``all``), its
+        finding ``convergent``, ``not convergent``, ``inconclusive`` or ``not estimable``
+        (:func:`bias_validity.analyses.result.verdict_table`).
 
     Notes
     -----
@@ -144,7 +178,9 @@ def convergent(
     Hartley & Pearson variance). Only the :data:`DECIDING_PAIRS` (implicit~logprob, implicit~embedding) are counted
     (Campbell & Fiske 1959 [1]_: convergent correlations must differ from zero): interval above 0 -> SUPPORTED;
     wholly below ``convergent_r`` (0.3, a medium correlation, Cohen 1988 [2]_) -> NOT_SUPPORTED; else INCONCLUSIVE.
-    The posterior's latent correlations of those pairs replace the classical ones in the verdict when given. The
+    A model's deciding pairs must agree, else its verdict is INCONCLUSIVE; so must the models' for the study. The
+    posterior's latent correlations of those pairs replace the classical ones in the verdict when given; the fit
+    estimates them over all models and dimensions, so they give one row, model :data:`ALL_MODELS`. The
     closed-set ``choice:`` log-odds are never the logprob measure here: they score the implicit prompt itself.
     Human IAT figures (Charlesworth & Banaji 2019, via
     :func:`bias_validity.psychometrics.reference.compare_to_human`) overlap only age, disability and race: n = 3, shown
@@ -161,51 +197,68 @@ def convergent(
     >>> from bias_validity.analyses.questions.simulate import simulate_responses
     >>> convergent(simulate_responses(item_sd=2.0, reps=2, seed=0)).verdict.value
     'supported'
-    >>> convergent(simulate_responses(n_items=40, item_sd=2.0, shared_item_effects=False, seed=0)).verdict.value
-    'not supported'
+    >>> res = convergent(simulate_responses(n_items=40, item_sd=2.0, shared_item_effects=False, seed=0))
+    >>> res.verdict.value, res.verdicts["finding"].tolist()
+    ('not supported', ['not convergent'])
     """
     check_responses(responses, "convergent", extra=("score",))
     posterior = check_posterior(posterior, "convergent")
     floor = (thresholds or Thresholds()).convergent_r
     scores = item_scores(responses)
     latent = posterior_rows(posterior, Quantity.LATENT_CORRELATION.value)
-    rows, verdicts, deciding = [], [], []
+    rows, verdicts, cells = [], [], []
     for model, group in scores.groupby("model", observed=True):
-        if group["method"].nunique() < 2 or Method.IMPLICIT not in set(group["method"]):
+        methods = set(group["method"])
+        if len(methods) < 2 or Method.IMPLICIT not in methods:
+            if not len(latent):
+                cells.append(_not_estimable(model, methods))
             continue
         pairs = convergent_validity(group, units="item_id", methods="method", scores="score", method="spearman",
                                     ci=ci, n_resamples=200, seed=seed)  # fmt: skip
+        decided = []
         for r in pairs[pairs["interval"] == "fisher_z"].itertuples():
             measure = f"{r.x}~{r.y}"
             counted = not len(latent) and _decides(measure)
-            rows.append(figure_row(model, "all", measure, r.r, r.ci_low, r.ci_high, "Fisher z", r.n,
-                                   _DECIDES if counted else _SHOWN))  # fmt: skip
+            row = figure_row(model, ALL_DIMENSIONS, measure, r.r, r.ci_low, r.ci_high, "Fisher z", r.n,
+                             _DECIDES if counted else _SHOWN)  # fmt: skip
+            rows.append(row)
             if counted:
-                verdicts.append(_verdict(r.ci_low, r.ci_high, floor))
-                deciding.append(f"{measure} ({model})")
+                decided.append((_verdict(r.ci_low, r.ci_high, floor), row))
+        verdicts += [v for v, _ in decided]
+        if decided:
+            cells.append(_model_verdict(model, ALL_DIMENSIONS, decided, floor))
+        elif not len(latent):
+            cells.append(_not_estimable(model, methods))
+    latent_decided: dict[tuple[str, str], list] = {}
     for r in latent.itertuples():
         counted = _decides(r.method)
-        rows.append(figure_row(r.model, "all" if pd.isna(r.dimension) or not r.dimension else r.dimension,
-                               f"latent {r.method}", r.mean, r.hdi_low, r.hdi_high, "HDI", 0,
-                               _DECIDES if counted else _SHOWN))  # fmt: skip
+        dim = ALL_DIMENSIONS if pd.isna(r.dimension) or not r.dimension else r.dimension
+        row = figure_row(r.model, dim, f"latent {r.method}", r.mean, r.hdi_low, r.hdi_high, "HDI", 0,
+                         _DECIDES if counted else _SHOWN)  # fmt: skip
+        rows.append(row)
         if counted:
-            verdicts.append(_verdict(r.hdi_low, r.hdi_high, floor))
-            deciding.append(f"latent {r.method}")
+            key = (ALL_MODELS if pd.isna(r.model) or not r.model else r.model, dim)
+            latent_decided.setdefault(key, []).append((_verdict(r.hdi_low, r.hdi_high, floor), row))
+            verdicts.append(latent_decided[key][-1][0])
+    cells += [_model_verdict(m, d, decided, floor) for (m, d), decided in latent_decided.items()]
     rows += _human_rows(responses, scores, ci, seed)
     frame = figures_frame(rows, ci=ci, correlation="spearman", seed=seed)
+    table = verdict_table(cells)
     if not verdicts:
         return QuestionResult.answer("Q2", Verdict.NOT_ESTIMABLE,
                               "No model has implicit answers next to logprob or embedding scores.",
                               "Convergent validity needs a model measured by implicit and a deterministic method.",
-                              frame)  # fmt: skip
-    decided = frame[frame["note"] == _DECIDES]
-    best = decided.iloc[decided["estimate"].fillna(-np.inf).argmax()]
+                              frame, table)  # fmt: skip
     summary = (
-        f"Convergence with the implicit SC reaches r = {fmt(best['estimate'])} [{fmt(best['ci_low'])}, "
-        f"{fmt(best['ci_high'])}] ({best['measure']}, {best['model']}); {count_verdicts(verdicts)} over "
-        f"{len(verdicts)} deciding correlation(s): {', '.join(deciding)} (needs > 0; below {floor:g} = not "
-        "convergent); other pairs shown, not counted."
+        f"By model: {describe_verdicts(table)} (the implicit SC against "
+        f"{'latent item effects' if len(latent) else 'item-level scores'} of {Method.LOGPROB.value} and "
+        f"{Method.EMBEDDING.value}: interval above 0 = convergent, wholly below {floor:g} = not; other pairs "
+        "shown, not counted)."
     )
+    if table["estimate"].notna().any():
+        best = table.iloc[table["estimate"].fillna(-np.inf).argmax()]
+        fig = figure_text(best["estimate"], best["ci_low"], best["ci_high"], missing="")
+        summary += f" The highest deciding correlation is r = {fig} ({best['measure']}, {best['model']})."
     evidence = (
         f"Item-level scores of {scores['item_id'].nunique()} items ({len(scores)} model x method x item scores); "
         "Spearman correlations with Fisher-z intervals"
@@ -216,7 +269,7 @@ def convergent(
         )  # fmt: skip
         + "; human IAT rank agreement on age, disability and race only (n = 3)."
     )
-    return QuestionResult.answer("Q2", combine_verdicts(verdicts), summary, evidence, frame)
+    return QuestionResult.answer("Q2", combine_verdicts(verdicts), summary, evidence, frame, table)
 
 
 def mtmm_tables(responses: pd.DataFrame, *, ci: float = 0.95) -> dict[str, pd.DataFrame]:

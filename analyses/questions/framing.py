@@ -9,15 +9,13 @@ from bias_validity.analyses.questions._common import (
     check_posterior,
     check_responses,
     combine_verdicts,
-    count_verdicts,
     figure_row,
     figures_frame,
-    fmt,
     interval_verdict,
     ok_rows,
     posterior_rows,
 )
-from bias_validity.analyses.result import QuestionResult, Verdict
+from bias_validity.analyses.result import QuestionResult, Verdict, describe_verdicts, figure_text, verdict_table
 from bias_validity.probes.schema import Method
 from bias_validity.psychometrics.estimands import Quantity, Thresholds, chance_overlap
 from bias_validity.psychometrics.framing import FramingVerdict, ablation_retained_share
@@ -31,6 +29,15 @@ _VERDICTS = {
     FramingVerdict.NOT_ESTIMABLE.value: Verdict.NOT_ESTIMABLE,
 }
 _WORDS = {verdict: word for word, verdict in _VERDICTS.items()}
+_BOOT = "bootstrap, items resampled"
+
+
+def _cell(model: str, dim: str, verdict: Verdict, source: str, estimate: float, low: float, high: float,
+          reason: str) -> dict[str, object]:  # fmt: skip
+    """A model x dimension's verdict row; the finding is the framing word (robust, controllable, ...)."""
+    return dict(model=model, dimension=dim, verdict=verdict, finding=_WORDS[verdict],
+                measure=f"{Quantity.RETAINED_SHARE.value} ({source})", estimate=estimate, ci_low=low, ci_high=high,
+                reason=reason)  # fmt: skip
 
 
 def framing(
@@ -67,7 +74,8 @@ def framing(
         ``figures`` columns ``model``, ``dimension``, ``measure`` (``ablation_retained_share``), ``estimate`` (R),
         ``ci_low``, ``ci_high`` (NaN where R is not estimable), ``interval`` (``bootstrap, items resampled`` or
         ``HDI``), ``n`` (answers), ``note`` (the verdict and its reason). ``attrs``: ``ci``, ``n_resamples``,
-        ``seed``, ``threshold``, ``chance_margin``.
+        ``seed``, ``threshold``, ``chance_margin``. ``verdicts``: one row per model x dimension
+        (:func:`bias_validity.analyses.result.verdict_table`) from the deciding interval.
 
     Notes
     -----
@@ -76,7 +84,9 @@ def framing(
     2024 [1]_): R's interval wholly below the threshold -> the score more than halves, a controllable response, a
     framing artefact (NOT_SUPPORTED); wholly above -> robust to the framing (SUPPORTED); spanning it ->
     INCONCLUSIVE; an implicit SC whose interval overlaps 0.5 +/- the chance margin -> NOT_ESTIMABLE (nothing to
-    retain: the ratio's denominator may be zero). Cells must agree, else INCONCLUSIVE.
+    retain: the ratio's denominator may be zero). The study-level verdict holds where the cells agree, else
+    INCONCLUSIVE; the summary words each model's findings (robust, controllable, inconclusive, not estimable) over
+    its dimensions.
 
     References
     ----------
@@ -90,6 +100,8 @@ def framing(
     >>> res = framing(t, n_resamples=500)
     >>> res.verdict.value
     'not supported'
+    >>> res.verdicts[["model", "dimension", "finding"]].values.tolist()
+    [['sim:model', 'age', 'controllable']]
     """
     check_responses(responses, "framing")
     posterior = check_posterior(posterior, "framing")
@@ -102,7 +114,7 @@ def framing(
         return QuestionResult.answer("Q3", Verdict.NOT_ESTIMABLE,
                               "No model x dimension has both ok implicit and ok ablated answers.",
                               "The framing test needs the ablated prompt next to the implicit one.")  # fmt: skip
-    figures, boot_verdicts = [], []
+    figures, boot_cells = [], []
     for model, dim in both.index:
         cell = rows[(rows["model"] == model) & (rows["dimension"] == dim)]
         cell = cell.assign(consistent=cell["consistent"].astype(float), item_id=cell["item_id"].astype(str))
@@ -110,43 +122,45 @@ def framing(
                                       n_resamples=n_resamples, seed=seed, threshold=limits.retained_share,
                                       chance_margin=limits.chance_margin)  # fmt: skip
         row = out.iloc[0]
-        boot_verdicts.append(_VERDICTS[row["verdict"]])
         note = f"{row['verdict']}: SC {row['sc_implicit']:.2f} -> {row['sc_ablated']:.2f}; {out.attrs['reason']}"
         n = row["n_implicit"] + row["n_ablated"]
-        figures.append(figure_row(model, dim, measure, row["ratio"], row["ci_low"], row["ci_high"],
-                                  "bootstrap, items resampled", n, note))  # fmt: skip
+        figures.append(figure_row(model, dim, measure, row["ratio"], row["ci_low"], row["ci_high"], _BOOT, n, note))
+        boot_cells.append(_cell(model, dim, _VERDICTS[row["verdict"]], _BOOT, row["ratio"], row["ci_low"],
+                                row["ci_high"], note))  # fmt: skip
     post = posterior_rows(posterior, measure)
     implicit_sc = posterior_rows(posterior, Quantity.SC_NEW_ITEM.value)
     implicit_sc = implicit_sc[implicit_sc["method"] == Method.IMPLICIT.value]
     bands = {(r.model, r.dimension): (r.hdi_low, r.hdi_high) for r in implicit_sc.itertuples()}
-    post_verdicts = []
+    post_cells = []
     for r in post.itertuples():
         low, high = bands.get((r.model, r.dimension), (np.nan, np.nan))
         if chance_overlap(low, high, limits.chance_margin):
-            v = Verdict.NOT_ESTIMABLE
-            note = (f"not estimable: the implicit new-item SC's HDI [{fmt(low)}, {fmt(high)}] overlaps "
-                    f"0.5 +/- {limits.chance_margin:g}")  # fmt: skip
+            band = "has no HDI, so it is not clear of" if np.isnan(low) or np.isnan(high) else \
+                f"HDI [{low:.2f}, {high:.2f}] overlaps"  # fmt: skip
+            note = f"not estimable: the implicit new-item SC's {band} 0.5 +/- {limits.chance_margin:g}"
             figures.append(figure_row(r.model, r.dimension, measure, interval="HDI", note=note))
-        else:
-            v = interval_verdict(r.hdi_low, r.hdi_high, limits.retained_share)
-            note = f"{_WORDS[v]}: HDI [{fmt(r.hdi_low)}, {fmt(r.hdi_high)}] against {limits.retained_share:g}"
-            figures.append(figure_row(r.model, r.dimension, measure, r.mean, r.hdi_low, r.hdi_high, "HDI", 0, note))
-        post_verdicts.append(v)
+            post_cells.append(_cell(r.model, r.dimension, Verdict.NOT_ESTIMABLE, "HDI", np.nan, np.nan, np.nan, note))
+            continue
+        v = interval_verdict(r.hdi_low, r.hdi_high, limits.retained_share)
+        fig = figure_text(r.mean, r.hdi_low, r.hdi_high, missing="not estimable")
+        note = f"{_WORDS[v]}: R {fig} (HDI) against {limits.retained_share:g}"
+        figures.append(figure_row(r.model, r.dimension, measure, r.mean, r.hdi_low, r.hdi_high, "HDI", 0, note))
+        post_cells.append(_cell(r.model, r.dimension, v, "HDI", r.mean, r.hdi_low, r.hdi_high, note))
     frame = figures_frame(figures, ci=ci, n_resamples=n_resamples, seed=seed, threshold=limits.retained_share,
                           chance_margin=limits.chance_margin)  # fmt: skip
-    source = "HDI" if len(post) else "bootstrap, items resampled"
-    verdicts = post_verdicts if len(post) else boot_verdicts
+    source = "HDI" if len(post) else _BOOT
+    table = verdict_table(post_cells if len(post) else boot_cells)
     decide = frame[(frame["interval"] == source) & frame["ci_low"].notna()]
     if len(decide):
         low = decide.iloc[decide["estimate"].argmin()]
-        lowest = (f"The lowest estimable retained share R is {fmt(low['estimate'])} [{fmt(low['ci_low'])}, "
-                  f"{fmt(low['ci_high'])}] ({low['model']}, {low['dimension']}, {source})")  # fmt: skip
+        fig = figure_text(low["estimate"], low["ci_low"], low["ci_high"], missing="not estimable")
+        lowest = f"The lowest estimable retained share R is {fig} ({low['model']}, {low['dimension']}, {source})."
     else:
         lowest = (f"No cell's retained share is estimable (implicit SC within 0.5 +/- {limits.chance_margin:g}, "
-                  "or too few items for an interval)")  # fmt: skip
+                  "or too few items for an interval).")  # fmt: skip
     summary = (
-        f"{lowest}; over {len(verdicts)} cells: {count_verdicts(verdicts)} "
-        f"(R below {limits.retained_share:g} = the score more than halves under the instruction)."
+        f"By model and dimension: {describe_verdicts(table)} (R below {limits.retained_share:g} = the score more "
+        f"than halves under the instruction: controllable). {lowest}"
     )
     evidence = (
         f"{len(rows)} ok implicit and ablated answers in {len(both)} model x dimension cells; "
@@ -154,4 +168,5 @@ def framing(
         + f"percentile bootstrap interval of R with {n_resamples} item-cluster resamples"
         + (" shown beside it." if len(post) else " decides.")
     )
-    return QuestionResult.answer("Q3", combine_verdicts(verdicts), summary, evidence, frame)
+    return QuestionResult.answer("Q3", combine_verdicts(Verdict(v) for v in table["verdict"]), summary, evidence, frame,
+                                 table)  # fmt: skip

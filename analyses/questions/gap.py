@@ -9,24 +9,26 @@ from bias_validity.analyses.questions._common import (
     check_responses,
     combine_verdicts,
     consistent_counts,
-    count_verdicts,
     figure_row,
     figures_frame,
-    fmt,
     ok_rows,
     posterior_rows,
 )
-from bias_validity.analyses.result import QuestionResult, Verdict
+from bias_validity.analyses.result import QuestionResult, Verdict, describe_verdicts, figure_text, verdict_table
 from bias_validity.analyses.summary import NOT_BALANCED, acquiescence_table
 from bias_validity.probes.schema import Method
 from bias_validity.psychometrics.clustered import cluster_counts, cluster_interval
 from bias_validity.psychometrics.estimands import Quantity, Thresholds
 from bias_validity.psychometrics.intervals import newcombe_diff_interval
 
-__all__ = ["gap"]
+__all__ = ["NEGATIVE_GAP", "POSITIVE_GAP", "NO_GAP", "gap"]
 
 _ITEMS = "bootstrap, items resampled"
 _THESE = "Newcombe (these items)"
+#: Findings of a model x dimension: explicit credibly below implicit, credibly above, or equal within the ROPE.
+NEGATIVE_GAP = "credible negative gap"
+POSITIVE_GAP = "credible positive gap"
+NO_GAP = "no gap"
 
 
 def _rope_verdict(low: float, high: float, rope: float) -> Verdict:
@@ -37,6 +39,23 @@ def _rope_verdict(low: float, high: float, rope: float) -> Verdict:
     if -rope < low and high < rope:
         return Verdict.NOT_SUPPORTED
     return Verdict.INCONCLUSIVE
+
+
+def _cell_verdict(cell: object, rope: float, source: str) -> dict[str, object]:
+    """A model x dimension's verdict from its deciding gap row: the finding names the gap's sign."""
+    verdict = _rope_verdict(cell.ci_low, cell.ci_high, rope)
+    fig = figure_text(cell.estimate, cell.ci_low, cell.ci_high, missing="")
+    if verdict is Verdict.NOT_ESTIMABLE:
+        finding = verdict.value
+        reason = f"no {source} interval of the gap" + (f": {cell.note}" if cell.note else "")
+    else:
+        finding = {Verdict.SUPPORTED: NEGATIVE_GAP if cell.estimate < 0 else POSITIVE_GAP,
+                   Verdict.NOT_SUPPORTED: NO_GAP}.get(verdict, verdict.value)  # fmt: skip
+        where = {Verdict.SUPPORTED: "wholly outside", Verdict.NOT_SUPPORTED: "wholly inside"}.get(verdict, "spans")
+        reason = f"explicit minus implicit SC {fig} ({source}) {where} the ROPE +/-{rope:g}"
+    return dict(model=cell.model, dimension=cell.dimension, verdict=verdict, finding=finding,
+                measure=f"{Quantity.GAP.value} ({source})", estimate=cell.estimate, ci_low=cell.ci_low,
+                ci_high=cell.ci_high, reason=reason)  # fmt: skip
 
 
 def _item_gap(responses: pd.DataFrame, model: str, dim: str, ci: float, seed: int) -> tuple[float, float, str]:
@@ -83,7 +102,8 @@ def gap(
     QuestionResult
         ``figures`` columns ``model``, ``dimension``, ``measure`` (``gap_explicit_implicit``), ``estimate``,
         ``ci_low``, ``ci_high``, ``interval`` (``bootstrap, items resampled``, ``Newcombe (these items)`` or
-        ``HDI``), ``n`` (answers), ``note``. ``attrs``: ``ci``, ``rope``.
+        ``HDI``), ``n`` (answers), ``note``. ``attrs``: ``ci``, ``rope``. ``verdicts``: one row per model x
+        dimension (:func:`bias_validity.analyses.result.verdict_table`) from the deciding interval.
 
     Notes
     -----
@@ -95,7 +115,10 @@ def gap(
     (1998) hybrid score interval (:func:`bias_validity.psychometrics.intervals.newcombe_diff_interval`) is shown
     beside them for these items only (answers independent). Decision per cell by the HDI+ROPE rule
     (Kruschke 2018 [1]_): interval wholly outside the ROPE -> a credible gap (SUPPORTED); wholly inside -> no gap
-    worth the name (NOT_SUPPORTED); otherwise INCONCLUSIVE. The cells' verdicts must agree, else INCONCLUSIVE.
+    worth the name (NOT_SUPPORTED); otherwise INCONCLUSIVE. Each cell's finding names the sign: a credible negative
+    gap (explicit below implicit, :data:`NEGATIVE_GAP`), a credible positive gap (:data:`POSITIVE_GAP`), no gap
+    (:data:`NO_GAP`), inconclusive or not estimable. The study-level verdict is SUPPORTED or NOT_SUPPORTED only
+    where the cells agree, else INCONCLUSIVE; the summary words the findings per model.
 
     References
     ----------
@@ -108,6 +131,8 @@ def gap(
     >>> res = gap(simulate_responses(sc={"implicit": 0.8, "explicit": 0.2}, item_sd=0.5, seed=0))
     >>> res.verdict.value, res.figures["estimate"].round(2).tolist()[:3]
     ('supported', [-0.46, -0.46, -0.65])
+    >>> res.summary.split(" (")[0]
+    'By model and dimension: credible negative gap in 3/3 dimensions for sim:model'
     """
     check_responses(responses, "gap")
     posterior = check_posterior(posterior, "gap")
@@ -130,7 +155,7 @@ def gap(
         note = ""
         if (m, d) in balance.index:
             b = balance.loc[(m, d)]
-            index = f"{fmt(b['acquiescence'])} [{fmt(b['ci_low'])}, {fmt(b['ci_high'])}]"
+            index = figure_text(b["acquiescence"], b["ci_low"], b["ci_high"], missing="not estimable")
             note = f"explicit acquiescence {index}" if b["balanced"] else NOT_BALANCED
         low, high, why = _item_gap(responses, m, d, ci, seed)
         rows.append(figure_row(m, d, Quantity.GAP.value, r.difference, low, high, _ITEMS, r.n1 + r.n2,
@@ -146,14 +171,17 @@ def gap(
     frame = figures_frame(rows, ci=ci, rope=rope)
     source = "HDI" if len(post) else _ITEMS
     decide = frame[frame["interval"] == source]
-    verdicts = [_rope_verdict(r.ci_low, r.ci_high, rope) for r in decide.itertuples()]
-    verdict = combine_verdicts(verdicts)
-    big = decide.iloc[decide["estimate"].abs().argmax()]
+    table = verdict_table(_cell_verdict(r, rope, source) for r in decide.itertuples())
+    verdict = combine_verdicts(Verdict(v) for v in table["verdict"])
     summary = (
-        f"The largest explicit-implicit gap is {fmt(big['estimate'])} [{fmt(big['ci_low'])}, {fmt(big['ci_high'])}] "
-        f"({big['model']}, {big['dimension']}, {source}); over {len(decide)} model x dimension cells: "
-        f"{count_verdicts(verdicts)} (ROPE +/-{rope:g})."
+        f"By model and dimension: {describe_verdicts(table)} (explicit minus implicit SC, {source}, "
+        f"ROPE +/-{rope:g})."
     )
+    estimable = decide[decide["estimate"].notna()]
+    if len(estimable):
+        big = estimable.iloc[estimable["estimate"].abs().argmax()]
+        fig = figure_text(big["estimate"], big["ci_low"], big["ci_high"], missing="")
+        summary += f" The largest gap is {fig} ({big['model']}, {big['dimension']})."
     unbalanced = int((~balance["balanced"]).sum()) if len(balance) else 0
     n_answers = int(cells["n_exp"].sum() + cells["n_imp"].sum())
     evidence = (
@@ -165,4 +193,4 @@ def gap(
         )  # fmt: skip
         + (f" {unbalanced} cell(s): {NOT_BALANCED}." if unbalanced else "")
     )
-    return QuestionResult.answer("Q4", verdict, summary, evidence, frame)
+    return QuestionResult.answer("Q4", verdict, summary, evidence, frame, table)

@@ -1,5 +1,5 @@
 """Random responses tables and models files (hypothesis strategies), and the check that a report built from them
-holds: it never raises, every verdict has a reason, and no Q1 or Q6 sentence prints NaN. Shared by
+holds: it never raises, every verdict has a reason, and no summary sentence or reason prints NaN. Shared by
 tests/test_property_reports.py (bounded examples) and bench/property_reports.py (a longer run)."""
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ _SAMPLED = (Method.IMPLICIT.value, Method.ABLATED.value)
 _LIKERT = (Method.EXPLICIT.value, Method.REFLECTION.value)
 _SCORED = (Method.LOGPROB.value, Method.EMBEDDING.value)
 _NOT_OK = tuple(s.value for s in Status if s is not Status.OK)
-#: Sentences that must never print a missing figure as NaN (the questions this work owns; Q2-Q5 are reported).
-_NO_NAN = ("Q1", "Q6")
+#: Sentences (and verdict reasons) that must never print a missing figure as NaN.
+_NO_NAN = ("Q1", "Q2", "Q3", "Q4", "Q5", "Q6")
 
 
 @st.composite
