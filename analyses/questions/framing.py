@@ -34,7 +34,10 @@ _BOOT = "bootstrap, items resampled"
 
 def _cell(model: str, dim: str, verdict: Verdict, source: str, estimate: float, low: float, high: float,
           reason: str) -> dict[str, object]:  # fmt: skip
-    """A model x dimension's verdict row; the finding is the framing word (robust, controllable, ...)."""
+    """A model x dimension's verdict row; the finding is the framing word (robust, controllable, ...). A cell that
+    is not estimable shows no figure: its R (shown in the figures) has nothing to be a share of."""
+    if verdict is Verdict.NOT_ESTIMABLE:
+        estimate = low = high = np.nan
     return dict(model=model, dimension=dim, verdict=verdict, finding=_WORDS[verdict],
                 measure=f"{Quantity.RETAINED_SHARE.value} ({source})", estimate=estimate, ci_low=low, ci_high=high,
                 reason=reason)  # fmt: skip
