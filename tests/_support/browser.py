@@ -105,3 +105,26 @@ def check_report_in_browser(
     std = float(grey.std())
     assert std > 10, f"screenshot looks blank (grey-level std {std:.1f})"
     return BrowserCheck(dom=dom, screenshot=shot, verdict_rows=rows, image_sizes=sizes, screenshot_std=std)
+
+
+def screenshot_section(html_path: Path, section_id: str, out: Path, workdir: Path) -> Path:
+    """Screenshot one ``<section id=...>`` of a rendered report in headless Chromium, cropped to its content.
+
+    The section is shown alone, under the report's own ``<head>`` (its stylesheet), so the picture is what the
+    report shows there; the blank window below the section is cropped off.
+    """
+    html = Path(html_path).read_text(encoding="utf-8")
+    start = html.index(f'<section id="{section_id}">')
+    end = html.index("</section>", start) + len("</section>")
+    workdir.mkdir(parents=True, exist_ok=True)
+    page = workdir / f"{section_id}.html"
+    page.write_text(f"{html[: html.index('<body')]}<body><main>{html[start:end]}</main></body></html>", "utf-8")
+    shot = workdir / f"{section_id}-window.png"
+    _run_chromium(page.resolve().as_uri(), workdir, f"--screenshot={shot}")
+    with Image.open(shot) as im:
+        rgb = im.convert("RGB")
+    pixels = np.asarray(rgb).astype(int)
+    used = np.nonzero((np.abs(pixels - pixels[-1, -1]).sum(axis=2) > 12).any(axis=1))[0]
+    assert len(used), f"section {section_id!r} rendered blank"
+    rgb.crop((0, 0, rgb.width, min(rgb.height, int(used[-1]) + 24))).save(out, format="PNG", optimize=True)
+    return out
