@@ -43,13 +43,15 @@ def run(args: argparse.Namespace) -> int:
     fit = fit_responses(responses, models_meta=meta, config=config)
     if args.out:
         fit.save(args.out)
-    keys = ("max_rhat", "min_ess_bulk", "min_ess_tail", "divergences", "passed", "draws")
+    keys = ("max_rhat", "min_ess_bulk", "min_ess_tail", "divergences", "min_ebfmi", "max_depth_share", "passed",
+            "not_identified", "draws")
     diag = {k: fit.diagnostics[k] for k in keys if k in fit.diagnostics}
     if args.json:
         records = json.loads(fit.quantities.to_json(orient="records"))
         print(json.dumps({"quantities": records, "diagnostics": diag}, indent=1))
     else:
-        with_cols = ["quantity", "model", "dimension", "method", "mean", "hdi_low", "hdi_high", "p_direction"]
+        with_cols = ["quantity", "model", "dimension", "method", "mean", "hdi_low", "hdi_high", "p_direction",
+                     "contraction", "identified"]
         print(fit.quantities[with_cols].to_string(index=False, float_format=lambda x: f"{x:.3f}"))
         print("diagnostics: " + ", ".join(f"{k}={v}" for k, v in diag.items()))
         if args.out:

@@ -81,7 +81,8 @@ def test_latent_correlation_is_positive_when_items_correlate(fitted):
 
 
 def test_result_shape_and_status_rates(study, fitted):
-    cols = ["quantity", "model", "dimension", "method", "mean", "hdi_low", "hdi_high", "p_direction"]
+    cols = ["quantity", "model", "dimension", "method", "mean", "hdi_low", "hdi_high", "p_direction", "contraction",
+            "item_contrasts", "identified"]
     assert list(fitted.quantities.columns) == cols
     assert fitted.quantities.attrs["hdi_prob"] == 0.94
     assert set(fitted.quantities["quantity"]) == {"sc", "gap_explicit_implicit", "ablation_drop_ratio",

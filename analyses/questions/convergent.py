@@ -18,6 +18,7 @@ from bias_validity.analyses.questions._common import (
 )
 from bias_validity.analyses.result import QuestionResult, Verdict
 from bias_validity.probes.schema import CHOICE_PREFIX, WEAT_ITEM, Method, Status
+from bias_validity.psychometrics.bayes.identification import NOT_IDENTIFIED
 from bias_validity.psychometrics.mtmm import MIN_UNITS, mtmm
 from bias_validity.psychometrics.reference import DIMENSION_TO_IAT, compare_to_human
 from bias_validity.psychometrics.validity import convergent_validity
@@ -103,7 +104,8 @@ def convergent(
         The responses table (``bias_validity.probes.schema``).
     posterior : pandas.DataFrame, optional
         The Bayesian fit's derived quantities; its ``latent_correlation`` rows (disattenuated, from the
-        correlated item effects) decide the verdict where present.
+        correlated item effects) decide the verdict where present and identified (``identified`` column); the
+        others are shown with the note "not identified" and their contraction.
     ci : float
         Interval level.
     seed : int
@@ -147,6 +149,8 @@ def convergent(
     posterior = check_posterior(posterior, "convergent")
     scores = item_scores(responses)
     rows, verdicts = [], []
+    latent = posterior_rows(posterior, "latent_correlation")
+    deciding = latent[latent["identified"].astype(bool)] if "identified" in latent else latent
     for model, group in scores.groupby("model", observed=True):
         if group["method"].nunique() < 2 or Method.IMPLICIT not in set(group["method"]):
             continue
@@ -155,12 +159,15 @@ def convergent(
         for r in pairs[pairs["interval"] == "fisher_z"].itertuples():
             measure = f"{r.x}~{r.y}"
             rows.append(figure_row(model, "all", measure, r.r, r.ci_low, r.ci_high, "Fisher z", r.n))
-            if not len(posterior_rows(posterior, "latent_correlation")) and Method.IMPLICIT in (r.x, r.y):
+            if not len(deciding) and Method.IMPLICIT in (r.x, r.y):
                 verdicts.append(_verdict(r.ci_low, r.ci_high))
     for r in posterior_rows(posterior, "latent_correlation").itertuples():
+        shown_only = not getattr(r, "identified", True)  # mostly prior: shown with its label, never a verdict
+        note = f"{NOT_IDENTIFIED} (contraction {fmt(r.contraction)})" if shown_only else ""
         rows.append(figure_row(r.model, "all" if pd.isna(r.dimension) else r.dimension, f"latent {r.method}",
-                               r.mean, r.hdi_low, r.hdi_high, "HDI"))  # fmt: skip
-        verdicts.append(_verdict(r.hdi_low, r.hdi_high))
+                               r.mean, r.hdi_low, r.hdi_high, "HDI", note=note))  # fmt: skip
+        if not shown_only:
+            verdicts.append(_verdict(r.hdi_low, r.hdi_high))
     rows += _human_rows(responses, scores, ci, seed)
     frame = figures_frame(rows, ci=ci, correlation="spearman", seed=seed)
     if not verdicts:
@@ -168,7 +175,8 @@ def convergent(
                               "No model has implicit answers next to logprob or embedding scores.",
                               "Convergent validity needs a model measured by implicit and a deterministic method.",
                               frame)  # fmt: skip
-    decided = frame[frame["measure"].str.contains(Method.IMPLICIT.value) & ~frame["measure"].str.startswith("human")]
+    decided = frame[frame["measure"].str.contains(Method.IMPLICIT.value) & ~frame["measure"].str.startswith("human")
+                    & ~frame["note"].str.startswith(NOT_IDENTIFIED)]
     best = decided.iloc[decided["estimate"].fillna(-np.inf).argmax()]
     summary = (
         f"Convergence with the implicit SC reaches r = {fmt(best['estimate'])} [{fmt(best['ci_low'])}, "
@@ -179,8 +187,8 @@ def convergent(
         f"Item-level scores of {scores['item_id'].nunique()} items ({len(scores)} model x method x item scores); "
         "Spearman correlations with Fisher-z intervals"
         + (
-            "; latent correlations from the hierarchical model decide"
-            if len(posterior_rows(posterior, "latent_correlation"))
+            "; latent correlations from the hierarchical model decide (those it does not identify are shown only)"
+            if len(deciding)
             else ""
         )  # fmt: skip
         + "; human IAT rank agreement on age, disability and race only (n = 3)."
