@@ -106,8 +106,8 @@ def fit_hierarchical(
         run = sample(model, config)
         seconds += run.seconds
         labels, draws_arr = derived_draws(run.idata, design, base_tuned=base_tuned)
-        table = summarise(labels, draws_arr, hdi_prob=config.hdi_prob)
-        table = table.join(identification(labels, draws_arr, prior, design))
+        ident = identification(labels, draws_arr, prior, design)
+        table = summarise(labels, draws_arr, hdi_prob=config.hdi_prob).assign(**{c: ident[c] for c in ident})
         gate = diagnostics_gate(table, divergences=_arviz.divergences(run.idata), ebfmi=_arviz.ebfmi(run.idata),
                                 max_depth_share=_arviz.max_depth_share(run.idata))  # fmt: skip
         gate["draws"] = config.draws
