@@ -22,18 +22,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--out", help="write the fit (posterior, quantities, diagnostics, design) as ArviZ netCDF")
     p.add_argument("--json", action="store_true", help="print quantities and diagnostics as JSON")
     p.add_argument("--models-file", help="CSV/JSON of model metadata, for base-vs-tuned contrasts")
+    p.add_argument("--quiet", action="store_true", help="no sampling progress lines on stderr")
     add_fit_arguments(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    import dataclasses
     import json
     import sys
 
     from bias_validity.analyses.fit import fit_responses
     from bias_validity.probes.store import read_responses
 
-    config = fit_config(args)
+    config = dataclasses.replace(fit_config(args), progress=not args.quiet)
     responses = read_responses(args.store)
     meta = None
     if args.models_file:

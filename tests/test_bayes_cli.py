@@ -47,6 +47,9 @@ def test_fit_json_reports_a_failed_gate_with_exit_status_1(fitted):
     assert diag["passed"] is False and diag["min_ess_bulk"] < 400
     assert diag["draws"] == (30 if diag["divergences"] else 60)  # retried with twice the draws unless it diverged
     assert f"with {diag['draws']} draws per chain" in stderr
+    # progress on stderr (off with --quiet): one line per attempt when it starts and when it ends
+    assert "sampling 2 chains x (100 warm-up + 30 draws), nutpie\n" in stderr
+    assert "sampled 2 chains x (100 warm-up + 30 draws), nutpie in " in stderr
     rec = report["quantities"][0]
     assert list(rec) == ["quantity", "model", "dimension", "method", "mean", "hdi_low", "hdi_high", "p_direction",
                          "contraction", "item_contrasts", "identified"]  # fmt: skip
