@@ -13,6 +13,7 @@ from bias_validity.psychometrics.bayes.design import DEFAULT_COLUMNS, Columns, i
 from bias_validity.psychometrics.bayes.diagnostics import diagnostics_gate
 from bias_validity.psychometrics.bayes.identification import IDENTIFICATION, identification, prior_draws
 from bias_validity.psychometrics.bayes.model import build_model
+from bias_validity.psychometrics.bayes.ppc import posterior_predictive_check
 from bias_validity.psychometrics.bayes.result import BayesFit
 from bias_validity.psychometrics.bayes.sampling import sample
 
@@ -62,7 +63,9 @@ def fit_hierarchical(
         ``hdi_prob``, the null values directions are judged against and the ``identification`` thresholds.
         Quantities that are not identified are reported but left out of the gate. ``diagnostics`` is the gate of
         :func:`bias_validity.psychometrics.bayes.diagnostics_gate`, plus ``draws`` (per chain, of the fit returned);
-        ``config`` the settings of the fit returned; ``seconds`` the wall time of every attempt.
+        ``config`` the settings of the fit returned; ``seconds`` the wall time of every attempt; ``ppc`` each
+        group's observed SC against its replicated distribution
+        (:func:`bias_validity.psychometrics.bayes.ppc.posterior_predictive_check`).
 
     Notes
     -----
@@ -126,4 +129,5 @@ def fit_hierarchical(
         diagnostics=gate,
         config=config,
         seconds=seconds,
+        ppc=posterior_predictive_check(model, run.idata, design, seed=config.seed),
     )
