@@ -4,13 +4,17 @@ Mapping (an explicit, documented choice):
 
 - ``implicit`` and ``ablated`` (sampled two-way choices): ``consistent`` of ``ok`` rows, counted per design cell
   (model x dimension x method x template x item x order; sessions and repetitions pooled) -> binomial cells.
-- ``explicit`` and ``reflection`` (Likert): ``likert`` of ``ok`` rows counted per level -> cumulative-logit cells;
-  their SC is P(likert >= 4) on the same probability scale. Rows with ``consistent`` but no ``likert`` (imported
-  tables) enter as binomial cells instead.
+- ``explicit`` and ``reflection`` (Likert): ``likert`` of ``ok`` rows counted per level -> cumulative-logit cells,
+  keyed towards the stereotype: a reversed statement's rating ``r`` enters as ``6 - r`` (its ``order`` carries the
+  reversal, so the order effect absorbs acquiescence). Their SC is the probability of a keyed rating of 4-5 among
+  ratings that take a side (not 3), on the same probability scale as the binary SCs (``probes.schema``'s
+  ``likert_consistent``). Rows with ``consistent`` but no ``likert`` (imported tables) enter as binomial cells.
 - ``logprob`` and ``embedding`` (deterministic): ``score`` of ``ok`` rows, averaged over sessions and repetitions
   and standardised within method x template, as Gaussian measurements of the same item effects (so they inform the
   latent correlation without pretending to be sampled answers); whole-set rows (``item_id`` ``WEAT``) are left out.
-  Closed-set ``choice:`` log-odds are kept under ``logprob``, standardised within their own template. A method
+  Closed-set ``choice:`` log-odds are left out: they are the implicit prompt's own answer probabilities, so as a
+  ``logprob`` measurement they would correlate the implicit measure with itself (the SC table shows them as the
+  separate ``implicit_expected`` series). A method
   seen on fewer than two items gets no item effect (and a score method then drops out), so no latent correlation
   is reported for it. Deterministic methods get no ``sc`` row here: their raw shares are in the SC table.
 - Non-``ok`` answers (refusal, unparseable, invalid_choice, error) are excluded from the likelihood: treating them
@@ -28,7 +32,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from bias_validity.probes.schema import WEAT_ITEM, Method, Status
+from bias_validity.probes.schema import CHOICE_PREFIX, WEAT_ITEM, Method, Status, is_reversed
 
 if TYPE_CHECKING:
     from bias_validity.psychometrics.bayes import BayesFit, FitConfig
@@ -71,6 +75,8 @@ def responses_to_cells(responses: pd.DataFrame) -> dict[str, pd.DataFrame]:
     ok = responses[responses["status"] == Status.OK.value]
     ok = ok.assign(**{c: ok[c].astype(str) for c in _CELL})
     likert = ok[ok["method"].isin(ORDINAL_METHODS) & ok["likert"].notna()]
+    keyed = likert["likert"].astype(int).where(~likert["order"].map(is_reversed), 6 - likert["likert"].astype(int))
+    likert = likert.assign(likert=keyed)
     as_binary = ok["method"].isin(BINARY_METHODS) | (ok["method"].isin(ORDINAL_METHODS) & ok["likert"].isna())
     binary = ok[as_binary & ok["consistent"].notna()]
     binary = binary.assign(k=binary["consistent"].astype(int)).groupby(_CELL, as_index=False)["k"].agg(["sum", "size"])
@@ -78,6 +84,7 @@ def responses_to_cells(responses: pd.DataFrame) -> dict[str, pd.DataFrame]:
     ordinal = likert.assign(level=likert["likert"].astype(int)).groupby([*_CELL, "level"], as_index=False).size()
     ordinal = ordinal.rename(columns={"size": "n"})
     scored = ok[ok["method"].isin(SCORE_METHODS) & ok["score"].notna() & (ok["item_id"] != WEAT_ITEM)]
+    scored = scored[~scored["template_id"].str.startswith(CHOICE_PREFIX)]
     scores = scored.assign(score=scored["score"].astype(float)).groupby(_CELL, as_index=False)["score"].mean()
     return {"binary": binary, "ordinal": ordinal, "scores": scores}
 
@@ -119,7 +126,7 @@ def fit_responses(
         present = set(responses["model"].astype(str))
         pairs = [p for p in base_tuned_pairs(models_meta) if set(p) <= present]
     return fit_hierarchical(cells["binary"], ordinal=cells["ordinal"], scores=cells["scores"], base_tuned=pairs,
-                            config=config)  # fmt: skip
+                            reversed_order=is_reversed, config=config)  # fmt: skip
 
 
 def check_fit_matches(fit: BayesFit, responses: pd.DataFrame, *, fit_name: str, responses_name: str) -> None:

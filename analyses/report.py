@@ -9,8 +9,8 @@ import pandas as pd
 from bias_validity import package_versions
 from bias_validity.analyses.questions import convergent, framing, gap, mtmm_tables, reflection, reliability, scaling
 from bias_validity.analyses.questions._common import check_responses
-from bias_validity.analyses.result import QUESTIONS, QuestionResult, ValidityReport, Verdict
-from bias_validity.analyses.summary import sc_table, status_counts
+from bias_validity.analyses.result import QUESTIONS, QuestionResult, Thresholds, ValidityReport, Verdict
+from bias_validity.analyses.summary import acquiescence_table, sc_table, status_counts
 from bias_validity.probes.schema import Status
 from bias_validity.psychometrics.bayes.ppc import share_outside
 
@@ -80,6 +80,7 @@ def build_report(
     models_meta: pd.DataFrame | None = None,
     skipped: pd.DataFrame | None = None,
     runs: Sequence[dict[str, object]] | None = None,
+    thresholds: Thresholds | None = None,
     seed: int = 0,
 ) -> ValidityReport:
     """Answer the six reviewer questions on a responses table and gather everything the report shows.
@@ -99,8 +100,11 @@ def build_report(
         Methods skipped per model (``model``, ``method``, ``reason``), from ``ResponseStore.skipped()``.
     runs : sequence of dict, optional
         The store's run specs (``ResponseStore.runs()``): models, seeds, git commit, package versions.
+    thresholds : Thresholds, optional
+        Verdict thresholds (ICC, convergent r, gap ROPE, retained share, chance margin); defaults and sources in
+        :class:`bias_validity.psychometrics.estimands.Thresholds`. The report's provenance records them.
     seed : int
-        Seed of the bootstraps (Q2, Q3).
+        Seed of the bootstraps (Q2, Q3, Q4).
 
     Returns
     -------
@@ -131,16 +135,20 @@ def build_report(
     if responses.empty:
         raise ValueError("build_report: the responses table is empty; collect or import answers first")
     posterior, diagnostics = _fit_parts(fit)
+    limits = thresholds or Thresholds()
     asks = (
         lambda: reliability(responses),
-        lambda: convergent(responses, posterior=posterior, seed=seed),
-        lambda: framing(responses, posterior=posterior, seed=seed),
-        lambda: gap(responses, posterior=posterior),
+        lambda: convergent(responses, posterior=posterior, thresholds=limits, seed=seed),
+        lambda: framing(responses, posterior=posterior, thresholds=limits, seed=seed),
+        lambda: gap(responses, posterior=posterior, thresholds=limits, seed=seed),
         lambda: reflection(responses, posterior=posterior),
         lambda: scaling(responses, models_meta=models_meta, posterior=posterior),
     )
     questions = [_ask(question, ask) for question, ask in zip(QUESTIONS, asks, strict=True)]
     extra = mtmm_tables(responses)
+    balance = acquiescence_table(responses)
+    if len(balance):
+        extra["acquiescence"] = balance
     ppc = getattr(fit, "ppc", None)
     if isinstance(ppc, pd.DataFrame) and len(ppc):
         extra["ppc"] = ppc.reset_index(drop=True)
@@ -153,7 +161,7 @@ def build_report(
         status_counts=status_counts(responses),
         posterior=posterior,
         diagnostics=diagnostics,
-        provenance=_provenance(responses, list(runs or []), skipped),
+        provenance={**_provenance(responses, list(runs or []), skipped), "thresholds": limits.to_dict()},
         extra_tables=extra,
         examples=_examples(responses),
     )

@@ -7,7 +7,9 @@ from enum import StrEnum
 
 import pandas as pd
 
-__all__ = ["QUESTIONS", "Verdict", "QuestionResult", "ValidityReport"]
+from bias_validity.psychometrics.estimands import ESTIMANDS, Quantity, Thresholds
+
+__all__ = ["QUESTIONS", "ESTIMANDS", "Quantity", "Thresholds", "Verdict", "QuestionResult", "ValidityReport"]
 
 #: The six reviewer questions by number, with the title every result, summary and report gives them.
 QUESTIONS: dict[str, str] = {
@@ -65,9 +67,10 @@ class QuestionResult:
 class ValidityReport:
     """Everything a report shows, computed once by ``analyses`` and only rendered by ``reports``.
 
-    ``posterior`` rows use these ``quantity`` names: ``sc`` (per model x dimension x method),
-    ``gap_explicit_implicit``, ``ablation_drop_ratio``, ``reflection_minus_implicit`` (method column empty),
-    ``model_contrast`` (model = "A - B"), ``base_vs_tuned``, ``latent_correlation`` (method = "implicit~logprob").
+    ``posterior`` rows use the ``quantity`` names of :class:`Quantity` (declared with their formulas in
+    :data:`ESTIMANDS`): ``sc`` and ``sc_new_item`` (per model x dimension x method), ``gap_explicit_implicit``,
+    ``ablation_retained_share``, ``reflection_minus_implicit`` (method column empty), ``model_contrast`` (model =
+    "A - B"), ``base_vs_tuned``, ``latent_correlation`` (method = "implicit~logprob").
     """
 
     questions: list[QuestionResult]

@@ -13,8 +13,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "fit",
         help="fit the hierarchical Bayesian model; exit 1 when the diagnostics gate fails",
         description="Fit the hierarchical Bayesian model (binomial, cumulative-logit and score parts with correlated "
-        "item effects) and print the derived quantities (SC, explicit-implicit gap, ablation drop ratio, reflection "
-        "minus implicit, model contrasts, base vs tuned, latent correlations) with their HDIs. Exit status 1 unless "
+        "item effects) and print the derived quantities (SC for these items and for a new item, explicit-implicit gap, "
+        "ablation retained share, reflection minus implicit, model contrasts, base vs tuned, latent correlations) "
+        "with their HDIs. Exit status 1 unless "
         f"the fit passes its diagnostics gate ({describe_gate()}).",
         epilog="Example: bias-validity fit study.sqlite --out fit.nc --json",
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from bias_validity.cli._options import add_fit_arguments, fit_config
+from bias_validity.cli._thresholds import add_threshold_arguments, thresholds_from
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -23,6 +24,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     group.add_argument("--fit", help="a saved fit (fit.nc from bias-validity fit --out) of this store's answers, "
                        "reused instead of sampling again")
     group.add_argument("--no-fit", action="store_true", help="report without the Bayesian model (classical intervals)")
+    add_threshold_arguments(p)
     p.add_argument("--models-file", help="CSV of model metadata (family, parameters, training tokens, aligned) for Q6")
     add_fit_arguments(p, seed_help="seed of the bootstraps and the sampler")
     p.set_defaults(func=run)
@@ -37,6 +39,7 @@ def run(args: argparse.Namespace) -> int:
 
     if Path(args.out).suffix.lower() not in REPORT_SUFFIXES:
         raise ValueError(f"{args.out}: unknown report format; use one of {', '.join(REPORT_SUFFIXES)}")
+    limits = thresholds_from(args)
     study = read_study(args.store)
     responses = study.responses
     models_meta = None
@@ -56,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
 
         fit = fit_responses(responses, models_meta=models_meta, config=fit_config(args))
     report = build_report(responses, fit=fit, models_meta=models_meta, skipped=study.skipped, runs=study.runs,
-                          seed=args.seed)  # fmt: skip
+                          thresholds=limits, seed=args.seed)  # fmt: skip
     path = write_report(report, args.out)
     for q in report.questions:
         print(f"{q.question} {q.title}: {q.verdict.value}")

@@ -24,7 +24,7 @@ from bias_validity.probes import templates as tpl
 from bias_validity.probes.backends.base import Backend, Capability, Completion, GenerationRequest, Unsupported
 from bias_validity.probes.design import Kind, Question, build_design, reflection_questions
 from bias_validity.probes.parse import parse_choice, parse_likert
-from bias_validity.probes.schema import WEAT_ITEM, Method, Status
+from bias_validity.probes.schema import WEAT_ITEM, Method, Status, is_reversed, likert_consistent
 from bias_validity.probes.stimuli import Dimension, load_dimensions
 from bias_validity.probes.store import ResponseStore
 from bias_validity.probes.weat import pair_association, weat_effect_size
@@ -255,8 +255,8 @@ def _answer_generated(backend: Backend, group: list[Question], _dims) -> list[di
             rows.append(_row(q, Status(parsed.status), consistent=consistent, raw=done.text, params=extra))
         else:
             parsed = parse_likert(done.text)
-            agree = int(parsed.value is not None and parsed.value >= 4)
-            rows.append(_row(q, Status(parsed.status), consistent=agree, likert=parsed.value, raw=done.text))
+            consistent = likert_consistent(parsed.value, is_reversed(q.order))
+            rows.append(_row(q, Status(parsed.status), consistent=consistent, likert=parsed.value, raw=done.text))
     return rows
 
 
@@ -324,7 +324,7 @@ def _reflection_sources(db: ResponseStore, model: str) -> list[dict]:
         (table["model"] == model)
         & (table["method"] == Method.IMPLICIT.value)
         & (table["status"] == Status.OK.value)
-        & (table["consistent"] == 1)
+        & table["consistent"].notna()
     )
     rows = table[mask].astype(object).where(table[mask].notna(), None).to_dict("records")
     for row in rows:

@@ -7,7 +7,10 @@ Counterbalancing (the ``order`` column):
 
 - ``implicit``/``ablated``: candidate order x attribute order, ``ab-xy``, ``ab-yx``, ``ba-xy``, ``ba-yx``: ``ab`` lists
   the group-A exemplar first; ``xy`` puts the attribute stereotyped with group A in the first mask's frame.
-- ``explicit``: ``xy`` states group A with its attribute first, ``yx`` group B first.
+- ``explicit``: ``xy`` states group A with its attribute first, ``yx`` group B first; each also as its reversal
+  (``xy~reversed``, ``yx~reversed``: the same attributes with the groups swapped, "Women are to CEOs as men are
+  to secretaries"), so every template and order holds the stereotype and its counter-statement equally often and
+  agreeing with everything (acquiescence) scores 0.5, not bias.
 - ``logprob``: sentence frames take ``xy``/``yx`` as above; closed-set choice rows take the implicit orders.
 - ``embedding``: a single cell, ``-``.
 
@@ -28,8 +31,10 @@ from bias_validity.probes.schema import (
     CANDIDATE_ORDERS,
     CHOICE_PREFIX,
     IMPLICIT_ORDERS,
+    REVERSED_SUFFIX,
     WEAT_ITEM,
     Method,
+    is_reversed,
     response_id,
 )
 from bias_validity.probes.stimuli import Dimension, Item
@@ -151,11 +156,13 @@ def _implicit_questions(model, dim, items, method, sessions, reps, base_seed, te
 
 def _explicit_questions(model, dim, items, sessions, reps, base_seed, temperature, max_new_tokens):
     method = Method.EXPLICIT.value
+    orders = [o + suffix for o in ATTRIBUTE_ORDERS for suffix in ("", REVERSED_SUFFIX)]
     for template in tpl.templates_for(method):
         for item in items:
-            for order in ATTRIBUTE_ORDERS:
-                pairs = [(dim.label_a, item.attribute_a), (dim.label_b, item.attribute_b)]
-                if order == ATTRIBUTE_ORDERS[1]:
+            for order in orders:
+                labels = (dim.label_b, dim.label_a) if is_reversed(order) else (dim.label_a, dim.label_b)
+                pairs = [(labels[0], item.attribute_a), (labels[1], item.attribute_b)]
+                if order.startswith(ATTRIBUTE_ORDERS[1]):
                     pairs.reverse()
                 statement = tpl.explicit_statement(
                     template,
@@ -284,13 +291,15 @@ def reflection_questions(
     temperature: float = 0.7,
     max_new_tokens: int = 24,
 ) -> list[Question]:
-    """Self-reflection questions: the model is shown each of its own stereotype-consistent implicit answers.
+    """Self-reflection questions: the model is shown each of its own implicit answers and rates the statement it made.
 
-    ``implicit_rows`` are stored ``implicit`` rows with status ``ok`` and ``consistent == 1``: dicts with the
-    responses-table columns, ``params`` decoded from JSON and ``prompt`` holding the JSON chat messages. Each
-    reflection template asks, on the same Likert scale as ``explicit``, whether the model agrees with the statement
-    its answer made; ``consistent`` then codes agreement (4 or 5), exactly as for ``explicit``. Inconsistent
-    completions make no stereotype to disown, so they are not asked about (a documented design choice).
+    ``implicit_rows`` are stored ``implicit`` rows with status ``ok`` and a stance (``consistent`` 0 or 1): dicts
+    with the responses-table columns, ``params`` decoded from JSON and ``prompt`` holding the JSON chat messages.
+    Each reflection template asks, on the same Likert scale as ``explicit``, whether the model agrees with the
+    statement its answer made. A stereotype-inconsistent completion is the counter-stereotype control (its
+    ``order`` carries :data:`REVERSED_SUFFIX`), as the reversal is for ``explicit``: ``consistent`` codes agreeing
+    with a consistent completion or disagreeing with an inconsistent one, so a model that endorses whatever it
+    said (acquiescence) scores 0.5.
     """
     method = Method.REFLECTION.value
     questions = []
@@ -310,7 +319,7 @@ def reflection_questions(
                 method,
                 f"{template.template_id}/{row['template_id']}",
                 row["item_id"],
-                row["order"],
+                str(row["order"]) + ("" if int(row["consistent"]) == 1 else REVERSED_SUFFIX),
                 int(row["session"]),
                 int(row["rep"]),
             )

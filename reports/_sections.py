@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from bias_validity.analyses.result import QUESTIONS, ValidityReport, Verdict
+from bias_validity.analyses.result import ESTIMANDS, QUESTIONS, Quantity, ValidityReport, Verdict
 from bias_validity.probes.schema import Status
 from bias_validity.reports import figures
 
@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 _SC_COLUMNS = ("model", "dimension", "method", "sc", "ci_low", "ci_high")
-_MAIN_QUANTITIES = ("sc", "gap_explicit_implicit", "ablation_drop_ratio")
+_MAIN_QUANTITIES = tuple(q.value for q in (Quantity.SC, Quantity.GAP, Quantity.RETAINED_SHARE))
 _EXAMPLE_CHARS = 1200
 
 
@@ -77,7 +77,7 @@ def build_sections(report: ValidityReport, *, draw: bool) -> list[Section]:
         Section("gap", QUESTIONS["Q4"], _gap(report, draw)),
         Section("reliability", QUESTIONS["Q1"], _reliability(report)),
         Section("mtmm", "Multitrait-multimethod matrix", _mtmm(report, draw)),
-        Section("ablation", "Framing: ablation drop ratio", _ablation(report, draw)),
+        Section("ablation", f"Framing: {ESTIMANDS[Quantity.RETAINED_SHARE].label}", _ablation(report, draw)),
         Section("contrasts", "Further posterior quantities", _contrasts(report)),
         Section("status", "Answer status and refusal counts", _status(report)),
         Section("diagnostics", "Sampler diagnostics", _diagnostics(report)),
@@ -235,22 +235,25 @@ def _gap(report: ValidityReport, draw: bool) -> tuple:
 
 
 def _ablation(report: ValidityReport, draw: bool) -> tuple:
-    title = "Ablation drop ratio (SC_ablated - 0.5) / (SC_implicit - 0.5)"
-    note = Text(
-        "A ratio below 0.5 (the score more than halves when told not to rely on stereotypes) marks a framing "
-        "artefact; 1 means the instruction changed nothing."
-    )
-    post = _posterior(report, "ablation_drop_ratio")
-    if len(post):
-        plot = _labelled(post, ["dimension", "model"], "model", "mean", "hdi_low", "hdi_high")
-        xlabel = f"Drop ratio: posterior mean with HDI{_interval_note(post)}"
-        return (note, *_figure_blocks(post, plot, title=title, xlabel=xlabel, refs=(0.5, 1.0), draw=draw))
+    share = ESTIMANDS[Quantity.RETAINED_SHARE]
+    title = f"{share.label}: {share.formula}"
     q3 = _from_question(report, "Q3")
-    if len(q3):
-        plot = _labelled(q3, ["dimension", "model"], "model", "estimate", "ci_low", "ci_high")
-        xlabel = f"Drop ratio: estimate with bootstrap interval (Q3){_interval_note(q3)}"
-        return (note, *_figure_blocks(q3, plot, title=title, xlabel=xlabel, refs=(0.5, 1.0), draw=draw))
-    return (Unavailable("no ablation_drop_ratio in the posterior and no Q3 figures"),)
+    if not len(q3):
+        return (Unavailable(f"no Q3 figures ({share.name.value})"),)
+    threshold = q3.attrs.get("threshold", 0.5)
+    note = Text(f"{share.direction}. {share.rule}. Bootstrap (items resampled) and posterior (HDI, from the "
+                f"new-item SCs) rows estimate the same R; the reference line at {threshold:g} is the verdict's.")
+    estimable = q3[q3["ci_low"].notna() & q3["ci_high"].notna()]
+    missing = q3[~q3.index.isin(estimable.index)]
+    blocks: list = [note]
+    if len(missing):
+        lines = [f"{r.model} · {r.dimension} · {r.interval}: {r.note}" for r in missing.itertuples()]
+        blocks.append(Text("Not estimable, so not drawn: " + "; ".join(lines)))
+    if not len(estimable):
+        return (*blocks, Table(q3.reset_index(drop=True), caption=f"Data: {title}", collapsed=True))
+    plot = _labelled(estimable, ["dimension", "model", "interval"], "interval", "estimate", "ci_low", "ci_high")
+    xlabel = f"R: estimate with interval{_interval_note(q3)}"
+    return (*blocks, *_figure_blocks(q3, plot, title=title, xlabel=xlabel, refs=(threshold, 1.0), draw=draw))
 
 
 def _reliability(report: ValidityReport) -> tuple:
@@ -289,7 +292,7 @@ def _contrasts(report: ValidityReport) -> tuple:
         return (Unavailable("no posterior (no Bayesian fit in this report)"),)
     rest = post[~post["quantity"].isin(_MAIN_QUANTITIES)]
     if rest.empty:
-        return (Unavailable("the posterior holds no quantities beyond SC, gap and drop ratio"),)
+        return (Unavailable("the posterior holds no quantities beyond SC, gap and retained share"),)
     return (Table(rest.reset_index(drop=True), caption=f"Posterior means with HDI{_interval_note(post)}"),)
 
 

@@ -60,7 +60,7 @@ def test_gap_verdict_follows_the_posterior_hdi_and_rope():
                               mean=0.0, hdi_low=-0.03, hdi_high=0.04, p_direction=0.55)])  # fmt: skip
     res = gap(t, posterior=post)
     assert res.verdict is Verdict.NOT_SUPPORTED  # the HDI lies inside the ROPE of +/-0.05
-    assert set(res.figures["interval"]) == {"Newcombe", "HDI"}
+    assert set(res.figures["interval"]) == {"bootstrap, items resampled", "Newcombe (these items)", "HDI"}
     same = simulate_responses(dimensions=["age"], sc={"implicit": 0.5, "explicit": 0.5}, item_sd=0.0, reps=40, seed=1)
     assert gap(same).verdict in (Verdict.NOT_SUPPORTED, Verdict.INCONCLUSIVE)
 

@@ -52,11 +52,11 @@ def test_fit_json_reports_a_failed_gate_with_exit_status_1(fitted):
     assert "sampled 2 chains x (100 warm-up + 30 draws), nutpie in " in stderr
     rec = report["quantities"][0]
     assert list(rec) == ["quantity", "model", "dimension", "method", "mean", "hdi_low", "hdi_high", "p_direction",
-                         "contraction", "item_contrasts", "identified"]  # fmt: skip
+                         "estimable", "reason", "contraction", "item_contrasts", "identified"]  # fmt: skip
     # 3 items in one trait: 2 item contrasts per correlation, too few to identify it
     assert all(not r["identified"] for r in report["quantities"] if r["quantity"] == "latent_correlation")
     kinds = {r["quantity"] for r in report["quantities"]}
-    assert kinds == {"sc", "ablation_drop_ratio", "model_contrast", "latent_correlation"}
+    assert kinds == {"sc", "sc_new_item", "ablation_retained_share", "model_contrast", "latent_correlation"}
     assert out.stat().st_size > 0
 
 

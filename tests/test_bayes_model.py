@@ -82,12 +82,13 @@ def test_latent_correlation_is_positive_when_items_correlate(fitted):
 
 
 def test_result_shape_and_status_rates(study, fitted):
-    cols = ["quantity", "model", "dimension", "method", "mean", "hdi_low", "hdi_high", "p_direction", "contraction",
-            "item_contrasts", "identified"]
+    cols = ["quantity", "model", "dimension", "method", "mean", "hdi_low", "hdi_high", "p_direction", "estimable",
+            "reason", "contraction", "item_contrasts", "identified"]
     assert list(fitted.quantities.columns) == cols
     assert fitted.quantities.attrs["hdi_prob"] == 0.94
-    assert set(fitted.quantities["quantity"]) == {"sc", "gap_explicit_implicit", "ablation_drop_ratio",
-                                                  "model_contrast", "latent_correlation"}  # fmt: skip
+    assert set(fitted.quantities["quantity"]) == {"sc", "sc_new_item", "gap_explicit_implicit",
+                                                  "ablation_retained_share", "model_contrast",
+                                                  "latent_correlation"}  # fmt: skip
     assert ((fitted.quantities["p_direction"] >= 0.5) & (fitted.quantities["p_direction"] <= 1)).all()
     rates = status_counts(study[1]).set_index(["model", "method", "status"])["rate"]
     # 25 answers + 1 refusal per implicit cell

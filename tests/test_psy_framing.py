@@ -1,10 +1,10 @@
-"""Framing (ablation drop ratio) and position-bias tests on simulated answers with known effects."""
+"""Framing (ablation retained share) and position-bias tests on simulated answers with known effects."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from bias_validity.psychometrics.framing import FramingVerdict, ablation_drop_ratio, position_bias
+from bias_validity.psychometrics.framing import FramingVerdict, ablation_retained_share, position_bias
 from bias_validity.psychometrics.intervals import newcombe_diff_interval
 
 
@@ -18,11 +18,12 @@ def _answers(rng, p_implicit, p_ablated, n):
 
 
 def test_ratio_interval_covers_known_ratio():
-    """SC 0.85 -> 0.64: ratio (0.14 / 0.35) = 0.4; 300 answers per condition; BCa covers it in 88-99% of 150."""
+    """SC 0.85 -> 0.64: R (0.14 / 0.35) = 0.4; 300 answers per condition; the percentile interval covers
+    it in 88-99% of 150."""
     rng = np.random.default_rng(0)
     hits = 0
     for _ in range(150):
-        out = ablation_drop_ratio(
+        out = ablation_retained_share(
             _answers(rng, 0.85, 0.64, 300), condition="method", outcome="consistent", n_resamples=500, seed=1
         )
         hits += out["ci_low"].iloc[0] <= 0.4 <= out["ci_high"].iloc[0]
@@ -47,9 +48,8 @@ def test_verdicts(p_implicit, p_ablated, verdict):
             "consistent": [1] * k1 + [0] * (n - k1) + [1] * k2 + [0] * (n - k2),
         }
     )
-    out = ablation_drop_ratio(df, condition="method", outcome="consistent", n_resamples=500, seed=0)
+    out = ablation_retained_share(df, condition="method", outcome="consistent", n_resamples=500, seed=0)
     assert out["ratio"].iloc[0] == pytest.approx((p_ablated - 0.5) / (p_implicit - 0.5))
-    assert out["drop"].iloc[0] == pytest.approx(1 - out["ratio"].iloc[0])
     assert out["verdict"].iloc[0] == verdict
 
 
@@ -64,8 +64,8 @@ def test_cluster_bootstrap_widens_interval_under_item_heterogeneity():
         rows += [(i, "implicit", int(rng.random() < 0.8)) for _ in range(20)]
         rows += [(i, "ablated", int(rng.random() < p_ablated)) for _ in range(20)]
     df = pd.DataFrame(rows, columns=["item", "method", "consistent"])
-    plain = ablation_drop_ratio(df, condition="method", outcome="consistent", n_resamples=500, seed=0)
-    clustered = ablation_drop_ratio(
+    plain = ablation_retained_share(df, condition="method", outcome="consistent", n_resamples=500, seed=0)
+    clustered = ablation_retained_share(
         df, condition="method", outcome="consistent", cluster="item", n_resamples=500, seed=0
     )
     assert plain["ratio"].iloc[0] == clustered["ratio"].iloc[0]
@@ -77,13 +77,13 @@ def test_cluster_bootstrap_widens_interval_under_item_heterogeneity():
 def test_ablation_bad_input():
     df = pd.DataFrame({"method": ["implicit", "implicit", "explicit"], "consistent": [1, 0, 1]})
     with pytest.raises(ValueError, match=r"lacks \['ablated'\]"):
-        ablation_drop_ratio(df, condition="method", outcome="consistent")
+        ablation_retained_share(df, condition="method", outcome="consistent")
     bad = pd.DataFrame({"method": ["implicit", "ablated"] * 2, "consistent": [1, 0, 3, 1]})
     with pytest.raises(ValueError, match="only 0 and 1"):
-        ablation_drop_ratio(bad, condition="method", outcome="consistent")
+        ablation_retained_share(bad, condition="method", outcome="consistent")
     nan = pd.DataFrame({"method": ["implicit", "ablated"] * 2, "consistent": [1, 0, np.nan, 1]})
     with pytest.raises(ValueError, match="1 missing values"):
-        ablation_drop_ratio(nan, condition="method", outcome="consistent")
+        ablation_retained_share(nan, condition="method", outcome="consistent")
 
 
 def test_position_bias_recovers_first_position_preference():

@@ -81,12 +81,12 @@ def test_forest_plot_falls_back_to_wilson_and_says_so(nopost):
     report, page, md = nopost
     images = _images(parse_html(page))
     forest = next(a for a in images if a.startswith("Stereotypical score"))
-    assert "raw share with Wilson interval (ci=0.95, method=wilson)" in forest
+    assert "raw share with Wilson interval (ci=0.95, method=wilson, item_interval=" in forest
     assert f"{len(report.sc_table)} rows" in forest
     assert "No posterior is available: intervals are frequentist Wilson" in md
     gap = next(a for a in images if a.startswith("Explicit minus implicit"))
-    drop = next(a for a in images if a.startswith("Ablation drop ratio"))
-    assert "(Q4)" in gap and "2 rows" in gap and "(Q3)" in drop
+    drop = next(a for a in images if a.startswith("Ablation retained share R"))
+    assert "(Q4)" in gap and "2 rows" in gap and "R: estimate with interval" in drop
 
 
 def test_missing_parts_say_not_available(nopost):

@@ -19,14 +19,21 @@ from bias_validity.analyses.questions._common import (
 from bias_validity.analyses.result import QuestionResult, Verdict
 from bias_validity.probes.schema import CHOICE_PREFIX, WEAT_ITEM, Method, Status
 from bias_validity.psychometrics.bayes.identification import NOT_IDENTIFIED
+from bias_validity.psychometrics.estimands import Quantity, Thresholds
 from bias_validity.psychometrics.mtmm import MIN_UNITS, mtmm
 from bias_validity.psychometrics.reference import DIMENSION_TO_IAT, compare_to_human
 from bias_validity.psychometrics.validity import convergent_validity
 
-__all__ = ["CONVERGENT_FLOOR", "item_scores", "convergent", "mtmm_tables"]
+_DECIDES = "decides"
+_SHOWN = "shown, not counted"
 
-#: Cohen (1988): r = 0.3 is a medium correlation; an interval wholly below it cannot support convergence.
-CONVERGENT_FLOOR = 0.3
+__all__ = ["DECIDING_PAIRS", "item_scores", "convergent", "mtmm_tables"]
+
+#: The pairs whose correlation decides Q2: the implicit measure against the measures that need no deliberate
+#: choice. Other pairs (e.g. ablated~explicit) are shown, never counted.
+DECIDING_PAIRS: frozenset[frozenset[str]] = frozenset(
+    frozenset((Method.IMPLICIT.value, m)) for m in (Method.LOGPROB.value, Method.EMBEDDING.value)
+)
 _DETERMINISTIC = (Method.LOGPROB.value, Method.EMBEDDING.value)
 
 
@@ -62,12 +69,16 @@ def item_scores(responses: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([implicit, other])[[*keys, "score"]].groupby(keys, observed=True)["score"].mean().reset_index()
 
 
-def _verdict(low: float, high: float) -> Verdict:
+def _verdict(low: float, high: float, floor: float) -> Verdict:
     if np.isnan(low) or np.isnan(high):
         return Verdict.NOT_ESTIMABLE
     if low > 0:
         return Verdict.SUPPORTED
-    return Verdict.NOT_SUPPORTED if high < CONVERGENT_FLOOR else Verdict.INCONCLUSIVE
+    return Verdict.NOT_SUPPORTED if high < floor else Verdict.INCONCLUSIVE
+
+
+def _decides(pair: str) -> bool:
+    return frozenset(pair.split("~")) in DECIDING_PAIRS
 
 
 def _human_rows(responses: pd.DataFrame, scores: pd.DataFrame, ci: float, seed: int) -> list[dict[str, object]]:
@@ -94,7 +105,12 @@ def _human_rows(responses: pd.DataFrame, scores: pd.DataFrame, ci: float, seed: 
 
 
 def convergent(
-    responses: pd.DataFrame, *, posterior: pd.DataFrame | None = None, ci: float = 0.95, seed: int = 0
+    responses: pd.DataFrame,
+    *,
+    posterior: pd.DataFrame | None = None,
+    thresholds: Thresholds | None = None,
+    ci: float = 0.95,
+    seed: int = 0,
 ) -> QuestionResult:
     """Q2: item-level convergence of implicit SC with logprob and embedding scores, latent correlation, human IAT.
 
@@ -105,7 +121,9 @@ def convergent(
     posterior : pandas.DataFrame, optional
         The Bayesian fit's derived quantities; its ``latent_correlation`` rows (disattenuated, from the
         correlated item effects) decide the verdict where present and identified (``identified`` column); the
-        others are shown with the note "not identified" and their contraction.
+        others are shown with the note "not identified" and their contraction, never counted.
+    thresholds : Thresholds, optional
+        ``convergent_r`` (default 0.3) of :class:`bias_validity.psychometrics.estimands.Thresholds`.
     ci : float
         Interval level.
     seed : int
@@ -117,17 +135,20 @@ def convergent(
         ``figures`` columns ``model``, ``dimension`` (``all``: items pooled over dimensions), ``measure``
         (``implicit~logprob`` and the other method pairs: Spearman r over items; ``latent implicit~logprob``:
         posterior HDI; ``human_iat_spearman (implicit SC)`` / ``(WEAT d)``: rank agreement with human IAT effect
-        sizes), ``estimate``, ``ci_low``, ``ci_high``, ``interval``, ``n`` (items or dimensions), ``note``.
+        sizes), ``estimate``, ``ci_low``, ``ci_high``, ``interval``, ``n`` (items or dimensions), ``note``
+        (``decides`` for the pairs the verdict counts, ``shown, not counted`` for the others).
         ``attrs``: ``ci``, ``correlation``, ``seed``.
 
     Notes
     -----
     Per model, the :func:`item_scores` are correlated across items (pooled over dimensions: item ids are unique)
     by :func:`bias_validity.psychometrics.validity.convergent_validity` (Spearman, Fisher-z interval with the Fieller,
-    Hartley & Pearson variance). Verdict per correlation with ``implicit`` (Campbell & Fiske 1959 [1]_: convergent
-    correlations must differ from zero): interval above 0 -> SUPPORTED; wholly below 0.3 (a medium correlation,
-    Cohen 1988 [2]_) -> NOT_SUPPORTED; else INCONCLUSIVE. The posterior's latent correlations replace the
-    classical ones in the verdict when given. Human IAT figures (Charlesworth & Banaji 2019, via
+    Hartley & Pearson variance). Only the :data:`DECIDING_PAIRS` (implicit~logprob, implicit~embedding) are counted
+    (Campbell & Fiske 1959 [1]_: convergent correlations must differ from zero): interval above 0 -> SUPPORTED;
+    wholly below ``convergent_r`` (0.3, a medium correlation, Cohen 1988 [2]_) -> NOT_SUPPORTED; else INCONCLUSIVE.
+    The posterior's latent correlations of those pairs replace the classical ones in the verdict when given. The
+    closed-set ``choice:`` log-odds are never the logprob measure here: they score the implicit prompt itself.
+    Human IAT figures (Charlesworth & Banaji 2019, via
     :func:`bias_validity.psychometrics.reference.compare_to_human`) overlap only age, disability and race: n = 3, shown
     with that caveat, never part of the verdict.
 
@@ -147,10 +168,11 @@ def convergent(
     """
     check_responses(responses, "convergent", extra=("score",))
     posterior = check_posterior(posterior, "convergent")
+    floor = (thresholds or Thresholds()).convergent_r
     scores = item_scores(responses)
-    rows, verdicts = [], []
-    latent = posterior_rows(posterior, "latent_correlation")
-    deciding = latent[latent["identified"].astype(bool)] if "identified" in latent else latent
+    latent = posterior_rows(posterior, Quantity.LATENT_CORRELATION.value)
+    identified = latent["identified"].astype(bool) if "identified" in latent else pd.Series(True, latent.index)
+    rows, verdicts, deciding = [], [], []
     for model, group in scores.groupby("model", observed=True):
         if group["method"].nunique() < 2 or Method.IMPLICIT not in set(group["method"]):
             continue
@@ -158,16 +180,20 @@ def convergent(
                                     ci=ci, n_resamples=200, seed=seed)  # fmt: skip
         for r in pairs[pairs["interval"] == "fisher_z"].itertuples():
             measure = f"{r.x}~{r.y}"
-            rows.append(figure_row(model, "all", measure, r.r, r.ci_low, r.ci_high, "Fisher z", r.n))
-            if not len(deciding) and Method.IMPLICIT in (r.x, r.y):
-                verdicts.append(_verdict(r.ci_low, r.ci_high))
-    for r in posterior_rows(posterior, "latent_correlation").itertuples():
-        shown_only = not getattr(r, "identified", True)  # mostly prior: shown with its label, never a verdict
-        note = f"{NOT_IDENTIFIED} (contraction {fmt(r.contraction)})" if shown_only else ""
-        rows.append(figure_row(r.model, "all" if pd.isna(r.dimension) else r.dimension, f"latent {r.method}",
-                               r.mean, r.hdi_low, r.hdi_high, "HDI", note=note))  # fmt: skip
-        if not shown_only:
-            verdicts.append(_verdict(r.hdi_low, r.hdi_high))
+            counted = not identified.any() and _decides(measure)
+            rows.append(figure_row(model, "all", measure, r.r, r.ci_low, r.ci_high, "Fisher z", r.n,
+                                   _DECIDES if counted else _SHOWN))  # fmt: skip
+            if counted:
+                verdicts.append(_verdict(r.ci_low, r.ci_high, floor))
+                deciding.append(f"{measure} ({model})")
+    for r, known in zip(latent.itertuples(), identified, strict=True):
+        counted = known and _decides(r.method)  # a correlation that is mostly prior is shown, never counted
+        note = (_DECIDES if counted else _SHOWN) if known else f"{NOT_IDENTIFIED} (contraction {fmt(r.contraction)})"
+        rows.append(figure_row(r.model, "all" if pd.isna(r.dimension) or not r.dimension else r.dimension,
+                               f"latent {r.method}", r.mean, r.hdi_low, r.hdi_high, "HDI", 0, note))  # fmt: skip
+        if counted:
+            verdicts.append(_verdict(r.hdi_low, r.hdi_high, floor))
+            deciding.append(f"latent {r.method}")
     rows += _human_rows(responses, scores, ci, seed)
     frame = figures_frame(rows, ci=ci, correlation="spearman", seed=seed)
     if not verdicts:
@@ -175,20 +201,20 @@ def convergent(
                               "No model has implicit answers next to logprob or embedding scores.",
                               "Convergent validity needs a model measured by implicit and a deterministic method.",
                               frame)  # fmt: skip
-    decided = frame[frame["measure"].str.contains(Method.IMPLICIT.value) & ~frame["measure"].str.startswith("human")
-                    & ~frame["note"].str.startswith(NOT_IDENTIFIED)]
+    decided = frame[frame["note"] == _DECIDES]
     best = decided.iloc[decided["estimate"].fillna(-np.inf).argmax()]
     summary = (
         f"Convergence with the implicit SC reaches r = {fmt(best['estimate'])} [{fmt(best['ci_low'])}, "
         f"{fmt(best['ci_high'])}] ({best['measure']}, {best['model']}); {count_verdicts(verdicts)} over "
-        f"{len(verdicts)} correlation(s) (needs > 0; below {CONVERGENT_FLOOR} = not convergent)."
+        f"{len(verdicts)} deciding correlation(s): {', '.join(deciding)} (needs > 0; below {floor:g} = not "
+        "convergent); other pairs shown, not counted."
     )
     evidence = (
         f"Item-level scores of {scores['item_id'].nunique()} items ({len(scores)} model x method x item scores); "
         "Spearman correlations with Fisher-z intervals"
         + (
             "; latent correlations from the hierarchical model decide (those it does not identify are shown only)"
-            if len(deciding)
+            if identified.any()
             else ""
         )  # fmt: skip
         + "; human IAT rank agreement on age, disability and race only (n = 3)."

@@ -17,27 +17,51 @@ from bias_validity.analyses.questions._common import (
     posterior_rows,
 )
 from bias_validity.analyses.result import QuestionResult, Verdict
+from bias_validity.analyses.summary import NOT_BALANCED, acquiescence_table
 from bias_validity.probes.schema import Method
+from bias_validity.psychometrics.clustered import cluster_counts, cluster_interval
+from bias_validity.psychometrics.estimands import Quantity, Thresholds
 from bias_validity.psychometrics.intervals import newcombe_diff_interval
 
-__all__ = ["GAP_ROPE", "gap"]
+__all__ = ["gap"]
 
-#: Region of practical equivalence around a zero gap, on the SC scale (Kruschke 2018's HDI+ROPE rule).
-GAP_ROPE = 0.05
+_ITEMS = "bootstrap, items resampled"
+_THESE = "Newcombe (these items)"
 
 
-def _rope_verdict(low: float, high: float) -> Verdict:
+def _rope_verdict(low: float, high: float, rope: float) -> Verdict:
     if pd.isna(low) or pd.isna(high):
         return Verdict.NOT_ESTIMABLE
-    if low > GAP_ROPE or high < -GAP_ROPE:
+    if low > rope or high < -rope:
         return Verdict.SUPPORTED
-    if -GAP_ROPE < low and high < GAP_ROPE:
+    if -rope < low and high < rope:
         return Verdict.NOT_SUPPORTED
     return Verdict.INCONCLUSIVE
 
 
-def gap(responses: pd.DataFrame, *, posterior: pd.DataFrame | None = None, ci: float = 0.95) -> QuestionResult:
-    """Q4: explicit SC minus implicit SC per model x dimension, with a frequentist interval and the posterior HDI.
+def _item_gap(responses: pd.DataFrame, model: str, dim: str, ci: float, seed: int) -> tuple[float, float, str]:
+    """Item-cluster bootstrap interval of the gap: items resampled with their explicit and implicit answers."""
+    rows = pd.concat([ok_rows(responses, m) for m in (Method.EXPLICIT, Method.IMPLICIT)])
+    rows = rows[(rows["model"] == model) & (rows["dimension"] == dim)]
+    counts = cluster_counts(rows, cluster="item_id", condition="method", outcome="consistent")
+    exp, imp = Method.EXPLICIT.value, Method.IMPLICIT.value
+
+    def difference(t):
+        return t[f"k:{exp}"] / t[f"n:{exp}"] - t[f"k:{imp}"] / t[f"n:{imp}"]
+
+    _, low, high, why = cluster_interval(counts, difference, ci=ci, n_resamples=1000, seed=seed)
+    return low, high, why
+
+
+def gap(
+    responses: pd.DataFrame,
+    *,
+    posterior: pd.DataFrame | None = None,
+    thresholds: Thresholds | None = None,
+    ci: float = 0.95,
+    seed: int = 0,
+) -> QuestionResult:
+    """Q4: explicit SC minus implicit SC per model x dimension, with frequentist intervals and the posterior HDI.
 
     Parameters
     ----------
@@ -45,27 +69,33 @@ def gap(responses: pd.DataFrame, *, posterior: pd.DataFrame | None = None, ci: f
         The responses table (``bias_validity.probes.schema``); needs ``ok`` explicit and implicit answers.
     posterior : pandas.DataFrame, optional
         The Bayesian fit's derived quantities (columns ``quantity``, ``model``, ``dimension``, ``method``,
-        ``mean``, ``hdi_low``, ``hdi_high``, ``p_direction``); its ``gap_explicit_implicit`` rows decide the
-        verdict where present.
+        ``mean``, ``hdi_low``, ``hdi_high``, ``p_direction``); its ``gap_explicit_implicit`` rows (from the
+        new-item SCs) decide the verdict where present.
+    thresholds : Thresholds, optional
+        ``gap_rope`` (default 0.05) of :class:`bias_validity.psychometrics.estimands.Thresholds`.
     ci : float
-        Level of the Newcombe interval.
+        Level of the frequentist intervals.
+    seed : int
+        Seed of the item-cluster bootstrap.
 
     Returns
     -------
     QuestionResult
         ``figures`` columns ``model``, ``dimension``, ``measure`` (``gap_explicit_implicit``), ``estimate``,
-        ``ci_low``, ``ci_high``, ``interval`` (``Newcombe`` or ``HDI``), ``n`` (answers), ``note``.
-        ``attrs``: ``ci``, ``rope``.
+        ``ci_low``, ``ci_high``, ``interval`` (``bootstrap, items resampled``, ``Newcombe (these items)`` or
+        ``HDI``), ``n`` (answers), ``note``. ``attrs``: ``ci``, ``rope``.
 
     Notes
     -----
-    Gap = SC_explicit - SC_implicit, where the explicit SC is the share of agreeing (Likert >= 4) answers. The
-    frequentist interval is Newcombe's (1998) hybrid score interval
-    (:func:`bias_validity.psychometrics.intervals.newcombe_diff_interval`, validated there against Newcombe's worked
-    examples); it treats answers as independent, so the hierarchical model's HDI (item and template effects) is
-    preferred when a posterior is given. Decision per cell by the HDI+ROPE rule (Kruschke 2018 [1]_) with ROPE +/-0.05:
-    interval wholly outside it -> a credible gap (SUPPORTED); wholly inside -> no gap worth the name
-    (NOT_SUPPORTED); otherwise INCONCLUSIVE. The cells' verdicts must agree, else INCONCLUSIVE.
+    Gap = SC_explicit - SC_implicit (:data:`bias_validity.psychometrics.estimands.ESTIMANDS`), the explicit SC
+    keyed by statement polarity (agreeing with a stereotype or disagreeing with its reversal), so acquiescence
+    cancels where reversals were asked; where they were not, the note says the explicit SC is not corrected for
+    acquiescence. The verdict generalises to the dimension, so it reads an interval that resamples items: the
+    posterior HDI of the gap between new-item SCs when a fit is given, else the item-cluster bootstrap. Newcombe's
+    (1998) hybrid score interval (:func:`bias_validity.psychometrics.intervals.newcombe_diff_interval`) is shown
+    beside them for these items only (answers independent). Decision per cell by the HDI+ROPE rule
+    (Kruschke 2018 [1]_): interval wholly outside the ROPE -> a credible gap (SUPPORTED); wholly inside -> no gap
+    worth the name (NOT_SUPPORTED); otherwise INCONCLUSIVE. The cells' verdicts must agree, else INCONCLUSIVE.
 
     References
     ----------
@@ -76,11 +106,12 @@ def gap(responses: pd.DataFrame, *, posterior: pd.DataFrame | None = None, ci: f
     --------
     >>> from bias_validity.analyses.questions.simulate import simulate_responses
     >>> res = gap(simulate_responses(sc={"implicit": 0.8, "explicit": 0.2}, item_sd=0.5, seed=0))
-    >>> res.verdict.value, res.figures["estimate"].round(2).tolist()
-    ('supported', [-0.57, -0.52, -0.48])
+    >>> res.verdict.value, res.figures["estimate"].round(2).tolist()[:3]
+    ('supported', [-0.61, -0.61, -0.59])
     """
     check_responses(responses, "gap")
     posterior = check_posterior(posterior, "gap")
+    rope = (thresholds or Thresholds()).gap_rope
     counts = {
         m: consistent_counts(ok_rows(responses, m), ["model", "dimension"]).set_index(["model", "dimension"])
         for m in (Method.EXPLICIT, Method.IMPLICIT)
@@ -91,34 +122,47 @@ def gap(responses: pd.DataFrame, *, posterior: pd.DataFrame | None = None, ci: f
         return QuestionResult.answer("Q4", Verdict.NOT_ESTIMABLE,
                               "No model x dimension has both ok explicit and ok implicit answers.",
                               "The gap needs both methods on the same model and dimension.")  # fmt: skip
+    balance = acquiescence_table(responses)
+    balance = balance[balance["method"] == Method.EXPLICIT.value].set_index(["model", "dimension"])
     diff = newcombe_diff_interval(cells["k_exp"], cells["n_exp"], cells["k_imp"], cells["n_imp"], ci=ci)
-    rows = [
-        figure_row(m, d, "gap_explicit_implicit", r.difference, r.ci_low, r.ci_high, "Newcombe", r.n1 + r.n2)
-        for (m, d), r in zip(cells.index, diff.itertuples(), strict=True)
-    ]
-    post = posterior_rows(posterior, "gap_explicit_implicit")
+    rows = []
+    for (m, d), r in zip(cells.index, diff.itertuples(), strict=True):
+        note = ""
+        if (m, d) in balance.index:
+            b = balance.loc[(m, d)]
+            index = f"{fmt(b['acquiescence'])} [{fmt(b['ci_low'])}, {fmt(b['ci_high'])}]"
+            note = f"explicit acquiescence {index}" if b["balanced"] else NOT_BALANCED
+        low, high, why = _item_gap(responses, m, d, ci, seed)
+        rows.append(figure_row(m, d, Quantity.GAP.value, r.difference, low, high, _ITEMS, r.n1 + r.n2,
+                               "; ".join(x for x in (note, why) if x)))  # fmt: skip
+        rows.append(figure_row(m, d, Quantity.GAP.value, r.difference, r.ci_low, r.ci_high, _THESE, r.n1 + r.n2))
+    post = posterior_rows(posterior, Quantity.GAP.value)
     rows += [
-        figure_row(r.model, r.dimension, "gap_explicit_implicit", r.mean, r.hdi_low, r.hdi_high, "HDI")
+        figure_row(
+            r.model, r.dimension, Quantity.GAP.value, r.mean, r.hdi_low, r.hdi_high, "HDI", 0, "new-item SCs"
+        )  # fmt: skip
         for r in post.itertuples()
     ]
-    frame = figures_frame(rows, ci=ci, rope=GAP_ROPE)
-    source = "HDI" if len(post) else "Newcombe"
+    frame = figures_frame(rows, ci=ci, rope=rope)
+    source = "HDI" if len(post) else _ITEMS
     decide = frame[frame["interval"] == source]
-    verdicts = [_rope_verdict(r.ci_low, r.ci_high) for r in decide.itertuples()]
+    verdicts = [_rope_verdict(r.ci_low, r.ci_high, rope) for r in decide.itertuples()]
     verdict = combine_verdicts(verdicts)
     big = decide.iloc[decide["estimate"].abs().argmax()]
     summary = (
         f"The largest explicit-implicit gap is {fmt(big['estimate'])} [{fmt(big['ci_low'])}, {fmt(big['ci_high'])}] "
-        f"({big['model']}, {big['dimension']}); over {len(decide)} model x dimension cells: "
-        f"{count_verdicts(verdicts)} (ROPE +/-{GAP_ROPE})."
+        f"({big['model']}, {big['dimension']}, {source}); over {len(decide)} model x dimension cells: "
+        f"{count_verdicts(verdicts)} (ROPE +/-{rope:g})."
     )
+    unbalanced = int((~balance["balanced"]).sum()) if len(balance) else 0
     n_answers = int(cells["n_exp"].sum() + cells["n_imp"].sum())
     evidence = (
         f"{n_answers} ok explicit and implicit answers in {len(cells)} model x dimension cells; "
         + (
-            "posterior HDI of the hierarchical model decides, Newcombe intervals shown beside it."
+            "posterior HDI of the new-item gap decides; item-cluster bootstrap and Newcombe (these items) shown."
             if len(post)
-            else "Newcombe difference intervals (no Bayesian fit given)."
+            else "item-cluster bootstrap intervals decide (no Bayesian fit given); Newcombe (these items) shown."
         )  # fmt: skip
+        + (f" {unbalanced} cell(s): {NOT_BALANCED}." if unbalanced else "")
     )
     return QuestionResult.answer("Q4", verdict, summary, evidence, frame)

@@ -12,10 +12,13 @@ from bias_validity.probes.schema import (
     ATTRIBUTE_ORDERS,
     CANDIDATE_ORDERS,
     IMPLICIT_ORDERS,
+    REVERSED_SUFFIX,
     WEAT_ITEM,
     Method,
     Status,
     candidate_order,
+    is_reversed,
+    likert_consistent,
     response_id,
     validate_responses,
 )
@@ -42,6 +45,8 @@ def simulate_responses(
     position_bias: float = 0.0,
     shared_item_effects: bool = True,
     refusal_rate: float = 0.0,
+    acquiescence: float = 0.0,
+    balanced: bool = True,
     seed: int = 0,
 ) -> pd.DataFrame:
     """A validated responses table drawn from a known model of every method.
@@ -65,6 +70,11 @@ def simulate_responses(
         independent ones.
     refusal_rate : float
         Share of sampled answers recorded as ``refusal`` (no stance).
+    acquiescence : float
+        Logit shift towards agreeing with any Likert statement, whatever it says (0: none).
+    balanced : bool
+        Whether every explicit statement is also asked reversed, and reflection is also shown inconsistent
+        completions (the toolkit's design); False gives the seed paper's unbalanced explicit probe.
     seed : int
         Random seed.
 
@@ -72,15 +82,18 @@ def simulate_responses(
     -------
     pandas.DataFrame
         The responses table (``bias_validity.probes.schema.validate_responses``): ``implicit`` and ``ablated`` rows for
-        every template x item x order x session x rep; ``explicit`` rows (orders ``xy``/``yx``, ``likert`` 4-5 when
-        consistent, 1-3 otherwise); ``reflection`` rows for the consistent implicit answers (template
-        ``reflect/<implicit template>``); ``logprob`` sentence rows (``score`` = item effect + noise, session 1,
-        rep 0); ``embedding`` rows (template ``pair``, one per item) and one ``WEAT`` row per dimension.
+        every template x item x order x session x rep; ``explicit`` rows (orders ``xy``/``yx`` and, when
+        ``balanced``, their reversals; ``likert`` 4-5 when agreeing, 1-2 otherwise); ``reflection`` rows for the
+        implicit answers (template ``reflect/<implicit template>``; inconsistent ones reversed, when ``balanced``);
+        ``logprob`` sentence rows (``score`` = item effect + noise, session 1, rep 0); ``embedding`` rows
+        (template ``pair``, one per item) and one ``WEAT`` row per dimension.
 
     Notes
     -----
     P(consistent) = expit(logit(sc[method]) + u_item + position_bias * [order starts with "ab"]), with
-    u_item ~ N(0, item_sd) shared by every sampled method of one model x dimension; logprob score =
+    u_item ~ N(0, item_sd) shared by every sampled method of one model x dimension; a Likert statement is agreed
+    with at logit ``+/-(logit(sc) + u_item) + acquiescence`` (minus for a reversed one), so without acquiescence
+    its SC is that of a binary method; logprob score =
     logit(sc["implicit"]) + u + N(0, 0.3); embedding score = 0.2 u + N(0, 0.1). Validated by the tests that recover
     these settings (ICC near 1 for large ``item_sd``, near 0 for ``item_sd = 0``).
 
@@ -88,7 +101,7 @@ def simulate_responses(
     --------
     >>> t = simulate_responses(dimensions=["age"], n_items=4, seed=1)
     >>> t.groupby("method").size().to_dict()
-    {'ablated': 64, 'embedding': 5, 'explicit': 16, 'implicit': 64, 'logprob': 8, 'reflection': 44}
+    {'ablated': 64, 'embedding': 5, 'explicit': 32, 'implicit': 64, 'logprob': 8, 'reflection': 64}
     """
     truth = dict(DEFAULT_SC if sc is None else sc)
     unknown = sorted(set(truth) - set(DEFAULT_SC))
@@ -96,6 +109,12 @@ def simulate_responses(
         raise ValueError(f"simulate_responses: sc has unknown method(s) {unknown}; valid: {', '.join(DEFAULT_SC)}")
     rng = np.random.default_rng(seed)
     rows: list[dict[str, object]] = []
+
+    def likert_answer(consistency: float, reversed_statement: bool) -> tuple[int, int]:
+        """(consistent, rating) of a Likert answer: agree at logit +/-consistency + acquiescence."""
+        agree = rng.random() < expit((-consistency if reversed_statement else consistency) + acquiescence)
+        likert = int(rng.integers(4, 6) if agree else rng.integers(1, 3))
+        return int(likert_consistent(likert, reversed_statement)), likert
 
     def add(model, dim, method, template, item, order, session, rep, consistent=None, likert=None, score=None):
         refused = refusal_rate > 0 and method in DEFAULT_SC and rng.random() < refusal_rate
@@ -127,19 +146,19 @@ def simulate_responses(
                                 for rep in range(reps):
                                     c = int(rng.random() < p)
                                     add(model, dim, method, f"{method}-{t}", item, order, session, rep, c)
-                                    if method == _IMP and c == 1 and _REF in truth:
-                                        agree = int(rng.random() < expit(logit(truth[_REF]) + u[i]))
-                                        likert = int(rng.integers(4, 6) if agree else rng.integers(1, 4))
+                                    if method == _IMP and (c == 1 or balanced) and _REF in truth:
+                                        ref_order = order if c == 1 else order + REVERSED_SUFFIX
+                                        agree, likert = likert_answer(logit(truth[_REF]) + u[i], c == 0)
                                         tid = f"reflect/{method}-{t}"
-                                        add(model, dim, _REF, tid, item, order, session, rep, agree, likert)
+                                        add(model, dim, _REF, tid, item, ref_order, session, rep, agree, likert)
             for i, item in enumerate(items):
                 if _EXP in truth:
-                    for order in ATTRIBUTE_ORDERS:
+                    polarity = ("", REVERSED_SUFFIX) if balanced else ("",)
+                    for order in [o + suffix for o in ATTRIBUTE_ORDERS for suffix in polarity]:
                         for session in range(1, sessions + 1):
                             for rep in range(reps):
-                                agree = int(rng.random() < expit(logit(truth[_EXP]) + u[i]))
-                                likert = int(rng.integers(4, 6) if agree else rng.integers(1, 4))
-                                add(model, dim, _EXP, "explicit-1", item, order, session, rep, agree, likert)
+                                c, likert = likert_answer(logit(truth[_EXP]) + u[i], is_reversed(order))
+                                add(model, dim, _EXP, "explicit-1", item, order, session, rep, c, likert)
                 for order in ATTRIBUTE_ORDERS:
                     score = logit(truth.get(_IMP, 0.5)) + u_other[i] + rng.normal(0.0, 0.3)
                     add(model, dim, _LOG, "sentence-1", item, order, 1, 0, int(score > 0), score=score)

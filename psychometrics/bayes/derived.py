@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -11,53 +11,116 @@ from scipy.special import expit
 
 from bias_validity.psychometrics.bayes import _arviz
 from bias_validity.psychometrics.bayes.design import Design
+from bias_validity.psychometrics.estimands import ESTIMANDS, Quantity, chance_overlap
 
 __all__ = ["QUANTITIES", "group_scores", "derived_draws", "summarise"]
 
-#: Quantity names of the result table, in the order rows appear.
-QUANTITIES: tuple[str, ...] = (
-    "sc",
-    "gap_explicit_implicit",
-    "ablation_drop_ratio",
-    "reflection_minus_implicit",
-    "model_contrast",
-    "base_vs_tuned",
-    "latent_correlation",
-)
-#: Value each quantity's direction is judged against (chance for an SC, zero otherwise).
-NULL_VALUES: dict[str, float] = {q: (0.5 if q == "sc" else 0.0) for q in QUANTITIES}
+#: Quantity names of the result table, in the order rows appear (definitions: ``psychometrics.estimands``).
+QUANTITIES: tuple[str, ...] = tuple(
+    q.value
+    for q in (Quantity.SC, Quantity.SC_NEW_ITEM, Quantity.ACQUIESCENCE, Quantity.GAP, Quantity.RETAINED_SHARE,
+              Quantity.REFLECTION_MINUS_IMPLICIT, Quantity.MODEL_CONTRAST, Quantity.BASE_VS_TUNED,
+              Quantity.LATENT_CORRELATION)
+)  # fmt: skip
+#: Value each quantity's direction is judged against, from the one declaration of each estimand.
+NULL_VALUES: dict[str, float] = {q: ESTIMANDS[Quantity(q)].null for q in QUANTITIES}
+#: Gauss-Hermite nodes for the integral over a new item's effect (20 nodes: exact to < 1e-6 for logit SDs < 3).
+_GH_NODES, _GH_WEIGHTS = np.polynomial.hermite.hermgauss(20)
 
 
-def group_scores(idata: object, design: Design, *, agree_from: int = 4) -> dict[tuple[str, str, str], np.ndarray]:
+def _side_share(eta: np.ndarray, cut: np.ndarray | None) -> np.ndarray:
+    """P(consistent) of a binary cell, or P(keyed rating 4-5 | a side is taken) of a Likert cell."""
+    if cut is None:
+        return expit(eta)
+    agree = expit(eta - cut[..., 2])  # P(y >= 4) = 1 - logistic(cut_3 - eta)
+    disagree = expit(cut[..., 1] - eta)  # P(y <= 2)
+    return agree / (agree + disagree)
+
+
+def cell_scores(idata: object, design: Design, kind: str, *, new_item: bool = False) -> np.ndarray:
+    """SC draws ``(chain, draw, cell)`` of each binary or ordinal (``kind``) design cell.
+
+    A binary cell's SC is the probability of a consistent answer; a Likert cell's (ratings keyed towards the
+    stereotype) the probability of a keyed 4-5 among ratings that take a side (1, 2, 4, 5), so its chance level is
+    0.5 like every SC (the midpoint is no stance). With ``new_item=True`` the cell's item effect is replaced by a new
+    item's: ``E_e[SC(eta_without_item + e)]``, ``e ~ Normal(0, sd_m^2 (1 + 1/J))`` with ``sd_m`` the method's item
+    SD and ``J`` the items of the cell's group. The ``1/J`` term is the unknown mean of the items asked (item effects
+    sum to zero within a trait, so the group mean is the mean of *these* items; a new item deviates from it by its
+    own effect and by their mean's). The integral is Gauss-Hermite quadrature (20 nodes).
+    """
+    cells = design.binary if kind == "binary" else design.ordinal
+    mu = _arviz.posterior_array(idata, "mu_b" if kind == "binary" else "mu_o")
+    g, i, m = cells["g"].to_numpy(), cells["i"].to_numpy(), cells["k_m"].to_numpy()
+    t, o = cells["t"].to_numpy(dtype=int), cells["o"].to_numpy(dtype=int)
+    eta = mu[..., g] + _arviz.posterior_array(idata, "tmpl")[..., t] + _arviz.posterior_array(idata, "ords")[..., o]
+    cut = None if kind == "binary" else _arviz.posterior_array(idata, "cut")[..., cells["c_m"].to_numpy(), :]
+    if not new_item:
+        return _side_share(eta + _arviz.posterior_array(idata, "b_item")[..., i, m], cut)
+    n_items = pd.Series(i).groupby(g).nunique()
+    scale = _arviz.posterior_array(idata, "chol_stds")[..., m] * np.sqrt(1.0 + 1.0 / n_items.loc[g].to_numpy())
+    nodes = np.sqrt(2.0) * scale[..., None] * _GH_NODES
+    cut = None if cut is None else cut[..., None, :]
+    return (_side_share(eta[..., None] + nodes, cut) * _GH_WEIGHTS).sum(axis=-1) / np.sqrt(np.pi)
+
+
+def _group_means(values: np.ndarray, g: np.ndarray, n_groups: int, mask: np.ndarray | None = None) -> np.ndarray:
+    """Equal-weight mean of each group's cells (optionally only those in ``mask``): ``(chain, draw, group)``."""
+    weights = np.zeros((len(g), n_groups))
+    keep = np.ones(len(g), dtype=bool) if mask is None else mask
+    weights[np.flatnonzero(keep), g[keep]] = 1.0
+    with np.errstate(invalid="ignore"):
+        weights /= weights.sum(axis=0, keepdims=True)
+    return values @ np.nan_to_num(weights)
+
+
+def group_scores(
+    idata: object, design: Design, *, new_item: bool = False
+) -> dict[tuple[str, str, str], np.ndarray]:
     """Design-averaged SC draws ``(chain, draw)`` per (unit, trait, method) for binary and ordinal methods.
 
-    The SC of a group is the mean, over the group's design cells (item x template x order, equally weighted), of the
-    model's probability of a consistent answer (binary) or of an answer at or above ``agree_from`` (ordinal): the
-    share a study of this design would show with infinitely many repetitions.
+    The SC of a group is the mean, over the group's design cells (item x template x order, equally weighted), of
+    :func:`cell_scores`: the share a study of this design would show with infinitely many repetitions of *these*
+    items, or with ``new_item=True`` of a new item of the same trait. A method without item effects (seen on fewer
+    than 2 items) has no new-item SC: nothing says how items vary.
     """
     out: dict[tuple[str, str, str], np.ndarray] = {}
-    b_item = _arviz.posterior_array(idata, "b_item")
-    tmpl = _arviz.posterior_array(idata, "tmpl")
-    ords = _arviz.posterior_array(idata, "ords")
-    parts = [("binary", design.binary, design.binary_groups, "mu_b"), ("ordinal", design.ordinal,
-             design.ordinal_groups, "mu_o")]  # fmt: skip
-    for kind, cells, groups, mu_name in parts:
+    mask = design.item_mask()
+    parts = [("binary", design.binary, design.binary_groups), ("ordinal", design.ordinal, design.ordinal_groups)]
+    for kind, cells, groups in parts:
         if len(cells) == 0:
             continue
-        mu = _arviz.posterior_array(idata, mu_name)
-        g, i, m = cells["g"].to_numpy(), cells["i"].to_numpy(), cells["k_m"].to_numpy()
-        t, o = cells["t"].to_numpy(dtype=int), cells["o"].to_numpy(dtype=int)
-        eta = mu[..., g] + b_item[..., i, m] + tmpl[..., t] + ords[..., o]
-        if kind == "ordinal":
-            cut = _arviz.posterior_array(idata, "cut")
-            eta = eta - cut[..., cells["c_m"].to_numpy(), agree_from - 2]
-        p = expit(eta)
-        weights = np.zeros((len(cells), len(groups)))
-        weights[np.arange(len(cells)), g] = 1.0
-        weights /= weights.sum(axis=0, keepdims=True)
-        sc = p @ weights
+        sc = _group_means(cell_scores(idata, design, kind, new_item=new_item), cells["g"].to_numpy(), len(groups))
         for j, key in enumerate(map(tuple, groups.to_numpy())):
+            if new_item and not mask[design.methods.index(key[2])]:
+                continue
             out[key] = sc[..., j]
+    return out
+
+
+def acquiescence_scores(
+    idata: object, design: Design, reversed_order: Callable[[str], bool]
+) -> dict[tuple[str, str, str], np.ndarray]:
+    """Acquiescence index draws per (unit, trait, method) of Likert groups asked both a statement and its reversal.
+
+    The mean of P(agree | a side is taken) over the stereotype statements and over their reversals, each
+    equally weighted over their cells: 0.5 for a responder whose agreement follows the content, 1 for one who
+    agrees with everything (:data:`bias_validity.psychometrics.estimands.ESTIMANDS` ``[ACQUIESCENCE]``). On a
+    reversed cell, agreeing is the keyed rating's disagreeing, so its agreement is ``1 - SC``.
+    ``reversed_order`` tells from a cell's order label whether it is a reversed statement.
+    """
+    cells = design.ordinal
+    if len(cells) == 0:
+        return {}
+    sc = cell_scores(idata, design, "ordinal")
+    g = cells["g"].to_numpy()
+    flipped = cells[design.columns.order].astype(str).map(reversed_order).to_numpy(dtype=bool)
+    n = len(design.ordinal_groups)
+    agree_plain = _group_means(sc, g, n, ~flipped)
+    agree_reversed = _group_means(1.0 - sc, g, n, flipped)
+    out = {}
+    for j, key in enumerate(map(tuple, design.ordinal_groups.to_numpy())):
+        if (flipped & (g == j)).any() and (~flipped & (g == j)).any():
+            out[key] = 0.5 * (agree_plain[..., j] + agree_reversed[..., j])
     return out
 
 
@@ -66,7 +129,7 @@ def derived_draws(
     design: Design,
     *,
     base_tuned: Sequence[tuple[str, str]] = (),
-    agree_from: int = 4,
+    reversed_order: Callable[[str], bool] | None = None,
     explicit: str = "explicit",
     implicit: str = "implicit",
     ablated: str = "ablated",
@@ -75,51 +138,72 @@ def derived_draws(
     """Labels and draws ``(chain, draw, n)`` of every derived quantity the data support.
 
     ``base_tuned`` lists (base unit, tuned unit) pairs; their contrast is labelled ``"tuned - base"``.
+    ``reversed_order`` marks the order labels of reversed Likert statements; with it, Likert groups asked both
+    polarities get an ``acquiescence`` row (:func:`acquiescence_scores`).
     """
-    sc = group_scores(idata, design, agree_from=agree_from)
+    sc = group_scores(idata, design)
+    new = group_scores(idata, design, new_item=True)
     labels: list[tuple[str, str, str, str]] = []
     draws: list[np.ndarray] = []
 
-    def add(quantity: str, unit: str, trait: str, method: str, value: np.ndarray) -> None:
-        labels.append((quantity, unit, trait, method))
+    def add(quantity: Quantity, unit: str, trait: str, method: str, value: np.ndarray) -> None:
+        labels.append((quantity.value, unit, trait, method))
         draws.append(value)
 
     for (u, t, m), v in sc.items():
-        add("sc", u, t, m, v)
+        add(Quantity.SC, u, t, m, v)
+    for (u, t, m), v in new.items():
+        add(Quantity.SC_NEW_ITEM, u, t, m, v)
+    for (u, t, m), v in (acquiescence_scores(idata, design, reversed_order) if reversed_order else {}).items():
+        add(Quantity.ACQUIESCENCE, u, t, m, v)
     units = sorted({k[0] for k in sc})
     traits = sorted({k[1] for k in sc})
+    # contrasts that generalise to the trait (gap, retained share, reflection) use the new-item SCs
     for u, t in itertools.product(units, traits):
-        got = {m: sc.get((u, t, m)) for m in (explicit, implicit, ablated, reflection)}
+        got = {m: new.get((u, t, m)) for m in (explicit, implicit, ablated, reflection)}
         if got[explicit] is not None and got[implicit] is not None:
-            add("gap_explicit_implicit", u, t, "", got[explicit] - got[implicit])
+            add(Quantity.GAP, u, t, "", got[explicit] - got[implicit])
         if got[ablated] is not None and got[implicit] is not None:
-            add("ablation_drop_ratio", u, t, "", (got[implicit] - got[ablated]) / (got[implicit] - 0.5))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                add(Quantity.RETAINED_SHARE, u, t, "", (got[ablated] - 0.5) / (got[implicit] - 0.5))
         if got[reflection] is not None and got[implicit] is not None:
-            add("reflection_minus_implicit", u, t, "", got[reflection] - got[implicit])
+            add(Quantity.REFLECTION_MINUS_IMPLICIT, u, t, "", got[reflection] - got[implicit])
     cells = sorted({(t, m) for _, t, m in sc})
     for (a, b), (t, m) in itertools.product(itertools.combinations(units, 2), cells):
         if (a, t, m) in sc and (b, t, m) in sc:
-            add("model_contrast", f"{a} - {b}", t, m, sc[(a, t, m)] - sc[(b, t, m)])
+            add(Quantity.MODEL_CONTRAST, f"{a} - {b}", t, m, sc[(a, t, m)] - sc[(b, t, m)])
     for base, tuned in base_tuned:
         for (u, t, m), v in sc.items():
             if u == tuned and (base, t, m) in sc:
-                add("base_vs_tuned", f"{tuned} - {base}", t, m, v - sc[(base, t, m)])
+                add(Quantity.BASE_VS_TUNED, f"{tuned} - {base}", t, m, v - sc[(base, t, m)])
     corr = _arviz.posterior_array(idata, "chol_corr")
     varied = design.item_mask()  # methods seen on >= 2 items; elsewhere the correlation is the prior's
     for a, b in itertools.combinations(range(len(design.methods)), 2):
         if varied[a] and varied[b]:
-            add("latent_correlation", "", "", f"{design.methods[a]}~{design.methods[b]}", corr[..., a, b])
+            add(Quantity.LATENT_CORRELATION, "", "", f"{design.methods[a]}~{design.methods[b]}", corr[..., a, b])
     cols = design.columns
     frame = pd.DataFrame(labels, columns=["quantity", cols.unit, cols.trait, cols.method])
     return frame, np.stack(draws, axis=-1) if draws else np.empty((0, 0, 0))
 
 
-def summarise(labels: pd.DataFrame, draws: np.ndarray, *, hdi_prob: float = 0.94) -> pd.DataFrame:
-    """Mean, HDI, probability of direction and convergence diagnostics of each derived quantity.
+def summarise(
+    labels: pd.DataFrame,
+    draws: np.ndarray,
+    *,
+    hdi_prob: float = 0.94,
+    chance_margin: float = 0.05,
+    implicit: str = "implicit",
+) -> pd.DataFrame:
+    """Mean, HDI, probability of direction, estimability and convergence diagnostics of each derived quantity.
 
     Returns the label columns plus ``mean``, ``hdi_low``, ``hdi_high``, ``p_direction`` (posterior probability
-    that the quantity lies on the same side of its null value as its median: 0.5 for ``sc``, 0 otherwise), and
-    ``rhat``, ``ess_bulk``, ``ess_tail``. ``attrs`` holds ``hdi_prob`` and ``null_values``.
+    that the quantity lies on the same side of its null value as its median; nulls from
+    :data:`bias_validity.psychometrics.estimands.ESTIMANDS`), ``estimable`` and ``reason`` (why not), and
+    ``rhat``, ``ess_bulk``, ``ess_tail``. ``attrs`` holds ``hdi_prob``, ``chance_margin`` and ``null_values``.
+
+    The retained share R is not estimable where the implicit new-item SC's HDI overlaps 0.5 +/- ``chance_margin``
+    (its denominator may be zero: R's draws are then unbounded), the same guard the bootstrap path applies; such
+    rows are kept, labelled, and read by no verdict.
     """
     stats = _arviz.summarise_draws(draws, hdi_prob=hdi_prob)
     null = labels["quantity"].map(NULL_VALUES).to_numpy(dtype=float)
@@ -129,7 +213,18 @@ def summarise(labels: pd.DataFrame, draws: np.ndarray, *, hdi_prob: float = 0.94
     for key in ("mean", "hdi_low", "hdi_high"):
         out[key] = stats[key]
     out["p_direction"] = np.maximum(above, 1 - above)
+    out["estimable"] = True
+    out["reason"] = ""
+    quantity, unit, trait, method = labels.columns[:4]
+    implicit_sc = out[(out[quantity] == Quantity.SC_NEW_ITEM.value) & (out[method] == implicit)]
+    bands = {(r[unit], r[trait]): (r["hdi_low"], r["hdi_high"]) for _, r in implicit_sc.iterrows()}
+    for idx in out.index[out[quantity] == Quantity.RETAINED_SHARE.value]:
+        low, high = bands.get((out.at[idx, unit], out.at[idx, trait]), (np.nan, np.nan))
+        if chance_overlap(low, high, chance_margin):
+            out.at[idx, "estimable"] = False
+            out.at[idx, "reason"] = (f"the implicit new-item SC's HDI [{low:.2f}, {high:.2f}] overlaps "
+                                     f"0.5 +/- {chance_margin:g}")  # fmt: skip
     for key in ("rhat", "ess_bulk", "ess_tail"):
         out[key] = stats[key]
-    out.attrs = {"hdi_prob": hdi_prob, "null_values": dict(NULL_VALUES)}
+    out.attrs = {"hdi_prob": hdi_prob, "chance_margin": chance_margin, "null_values": dict(NULL_VALUES)}
     return out

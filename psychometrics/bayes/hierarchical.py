@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import pandas as pd
 
@@ -19,7 +19,7 @@ from bias_validity.psychometrics.bayes.sampling import sample
 
 __all__ = ["fit_hierarchical"]
 
-_SUMMARY_COLUMNS = ["mean", "hdi_low", "hdi_high", "p_direction"]
+_SUMMARY_COLUMNS = ["mean", "hdi_low", "hdi_high", "p_direction", "estimable", "reason"]
 _IDENTIFICATION_COLUMNS = ["contraction", "item_contrasts", "identified"]
 
 
@@ -30,6 +30,7 @@ def fit_hierarchical(
     scores: pd.DataFrame | None = None,
     columns: Columns = DEFAULT_COLUMNS,
     base_tuned: Sequence[tuple[str, str]] = (),
+    reversed_order: Callable[[str], bool] | None = None,
     config: FitConfig | None = None,
 ) -> BayesFit:
     """Fit the hierarchical model and summarise every derived quantity with its HDI and probability of direction.
@@ -46,6 +47,9 @@ def fit_hierarchical(
         Names of the unit, trait, method, item, template and order columns.
     base_tuned : sequence of (str, str)
         Pairs (base unit, tuned unit) to contrast.
+    reversed_order : callable, optional
+        Tells from an order label whether a Likert cell is a reversed statement (ratings already keyed towards the
+        stereotype); enables the ``acquiescence`` quantity.
     config : FitConfig, optional
         Sampler, chains, warm-up, draws, retry ceiling, HDI mass and seed; the defaults of :class:`FitConfig`
         when omitted. When the gate fails on R-hat or ESS alone (no divergence), the model is sampled again with
@@ -70,11 +74,13 @@ def fit_hierarchical(
     Notes
     -----
     The model is :func:`bias_validity.psychometrics.bayes.build_model`; derived quantities are computed from the draws
-    by :func:`bias_validity.psychometrics.bayes.derived_draws`: SC per unit x trait x method (design-averaged
-    probability of a consistent or agreeing answer), explicit minus implicit, ablation drop ratio
-    ``(SC_imp - SC_abl) / (SC_imp - 0.5)`` (share of the above-chance SC that the instruction removes; unstable
-    when the implicit SC is near chance), reflection minus implicit, pairwise unit contrasts, tuned minus base and
-    the item-effect correlations between methods. Calibration (90% intervals covering the truth in 85-95% of 100+
+    by :func:`bias_validity.psychometrics.bayes.derived_draws`, each as declared in
+    :data:`bias_validity.psychometrics.estimands.ESTIMANDS`: SC per unit x trait x method for these items
+    (design-averaged probability of a consistent answer) and for a new item (item effect integrated out); from the
+    new-item SCs, explicit minus implicit, the ablation retained share ``(SC_abl - 0.5) / (SC_imp - 0.5)`` (not
+    estimable where the implicit SC is within the chance margin) and reflection minus implicit; pairwise unit
+    contrasts and tuned minus base on these items; the item-effect correlations between methods.
+    Calibration (90% intervals covering the truth in 85-95% of 100+
     simulated studies) is measured by ``bench/fit.py --part coverage``.
 
     References
@@ -91,7 +97,7 @@ def fit_hierarchical(
     >>> fit = fit_hierarchical(sim["binary"], ordinal=sim["ordinal"], scores=sim["scores"],
     ...                        config=FitConfig(draws=300, tune=300, chains=2, seed=1, max_draws=None))
     >>> sorted(fit.quantities["quantity"].unique())
-    ['ablation_drop_ratio', 'gap_explicit_implicit', 'latent_correlation', 'sc']
+    ['ablation_retained_share', 'gap_explicit_implicit', 'latent_correlation', 'sc', 'sc_new_item']
     >>> sorted(fit.diagnostics)  # doctest: +NORMALIZE_WHITESPACE
     ['divergences', 'draws', 'failing', 'gate', 'max_depth_share', 'max_rhat', 'min_ebfmi', 'min_ess_bulk',
      'min_ess_tail', 'not_identified', 'passed']
@@ -103,16 +109,19 @@ def fit_hierarchical(
     if unknown:
         raise ValueError(f"base_tuned names unknown unit(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
     model = build_model(design)
-    _, prior = derived_draws(prior_draws(model, seed=config.seed), design, base_tuned=base_tuned)
+    _, prior = derived_draws(prior_draws(model, seed=config.seed), design, base_tuned=base_tuned,
+                             reversed_order=reversed_order)
     seconds = 0.0
     while True:
         run = sample(model, config)
         seconds += run.seconds
-        labels, draws_arr = derived_draws(run.idata, design, base_tuned=base_tuned)
+        labels, draws_arr = derived_draws(run.idata, design, base_tuned=base_tuned, reversed_order=reversed_order)
         ident = identification(labels, draws_arr, prior, design)
         table = summarise(labels, draws_arr, hdi_prob=config.hdi_prob).assign(**{c: ident[c] for c in ident})
-        gate = diagnostics_gate(table, divergences=_arviz.divergences(run.idata), ebfmi=_arviz.ebfmi(run.idata),
-                                max_depth_share=_arviz.max_depth_share(run.idata))  # fmt: skip
+        # a not-estimable quantity (an R over a near-zero denominator) is reported as such, not gated
+        sampler = {"divergences": _arviz.divergences(run.idata), "ebfmi": _arviz.ebfmi(run.idata),
+                   "max_depth_share": _arviz.max_depth_share(run.idata)}  # fmt: skip
+        gate = diagnostics_gate(table[table["estimable"]], **sampler)
         gate["draws"] = config.draws
         longer = config.retry()
         if gate["passed"] or gate["divergences"] or longer is None:

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from bias_validity.psychometrics.estimands import Quantity
+
 if TYPE_CHECKING:  # light at import: the analyses read the labels and thresholds without loading PyMC
     from bias_validity.psychometrics.bayes._pymc import pm
     from bias_validity.psychometrics.bayes.design import Design
@@ -35,7 +37,7 @@ IDENTIFICATION: dict[str, float] = {"min_contraction": 0.5, "min_item_contrasts"
 NOT_IDENTIFIED = "not identified"
 
 #: The model variables derived quantities are computed from (:func:`bias_validity.psychometrics.bayes.derived_draws`).
-_DERIVED_FROM = ("b_item", "tmpl", "ords", "mu_b", "mu_o", "cut", "chol_corr")
+_DERIVED_FROM = ("b_item", "tmpl", "ords", "mu_b", "mu_o", "cut", "chol_corr", "chol_stds")
 
 
 def prior_draws(model: pm.Model, *, draws: int = 2000, seed: int = 0) -> object:
@@ -142,7 +144,7 @@ def identification(
     with np.errstate(divide="ignore", invalid="ignore"):
         contraction = np.where(var_prior > 0, 1.0 - var_post / var_prior, np.nan)
     contrasts = item_contrasts(design)
-    is_corr = (labels["quantity"] == "latent_correlation").to_numpy()
+    is_corr = (labels["quantity"] == Quantity.LATENT_CORRELATION.value).to_numpy()
     n_contrasts = np.where(is_corr, labels[design.columns.method].map(contrasts).to_numpy(dtype=float), np.nan)
     identified = np.nan_to_num(contraction, nan=0.0) >= thresholds["min_contraction"]
     identified &= ~is_corr | (np.nan_to_num(n_contrasts) >= thresholds["min_item_contrasts"])

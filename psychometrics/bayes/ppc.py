@@ -23,7 +23,6 @@ def posterior_predictive_check(
     design: Design,
     *,
     draws: int = 400,
-    agree_from: int = 4,
     seed: int = 0,
 ) -> pd.DataFrame:
     """Observed SC per group (unit x trait x method) against its distribution over replicated data sets.
@@ -38,16 +37,16 @@ def posterior_predictive_check(
         The design fitted.
     draws : int
         Posterior draws (evenly thinned) to replicate the answers from.
-    agree_from : int
-        Likert level from which an answer counts as agreeing (the ordinal methods' SC).
     seed : int
         Seed of the replicated answers.
 
     Returns
     -------
     DataFrame
-        One row per binary or ordinal group: the unit/trait/method columns, ``n`` (answers), ``observed`` (share
-        of consistent or agreeing answers), ``replicated_mean``, ``replicated_low`` and ``replicated_high`` (the
+        One row per binary or ordinal group: the unit/trait/method columns, ``n`` (answers that take a side),
+        ``observed`` (share of consistent answers; for Likert methods, of keyed agreeing ratings among the ratings
+        that take a side, as the SC is defined in :mod:`bias_validity.psychometrics.bayes.derived`),
+        ``replicated_mean``, ``replicated_low`` and ``replicated_high`` (the
         central :data:`PPC_INTERVAL` interval of the replicated shares) and ``outside`` (the observed share lies
         outside it).
 
@@ -84,29 +83,34 @@ def posterior_predictive_check(
                               cells["n"].to_numpy(), k_rep))  # fmt: skip
     if "y_likert" in names:
         counts_rep = np.asarray(rep["y_likert"])[0]  # (draws, cells, levels)
-        agree = slice(agree_from - 1, None)
-        frames.append(_groups(design.ordinal["g"].to_numpy(), design.ordinal_groups,
-                              design.ordinal_counts[:, agree].sum(axis=1), design.ordinal_counts.sum(axis=1),
-                              counts_rep[..., agree].sum(axis=-1)))  # fmt: skip
+        levels = np.arange(1, design.levels + 1)
+        agree, disagree = levels > (design.levels + 1) / 2, levels < (design.levels + 1) / 2  # the midpoint: no side
+        sided = agree | disagree
+        observed, replicated = design.ordinal_counts, counts_rep
+        frames.append(_groups(design.ordinal["g"].to_numpy(), design.ordinal_groups, observed[:, agree].sum(axis=1),
+                              observed[:, sided].sum(axis=1), replicated[..., agree].sum(axis=-1),
+                              replicated[..., sided].sum(axis=-1)))  # fmt: skip
     out = pd.concat(frames, ignore_index=True)
     out.attrs["interval"] = PPC_INTERVAL
     return out
 
 
-def _groups(g: np.ndarray, groups: pd.DataFrame, k: np.ndarray, n: np.ndarray, k_rep: np.ndarray) -> pd.DataFrame:
-    """Observed and replicated shares per group from per-cell counts (replicated ``k_rep``: draws x cells)."""
-    n_groups = len(groups)
-    weights = np.zeros((len(g), n_groups))
+def _groups(g: np.ndarray, groups: pd.DataFrame, k: np.ndarray, n: np.ndarray, k_rep: np.ndarray,
+            n_rep: np.ndarray | None = None) -> pd.DataFrame:  # fmt: skip
+    """Observed and replicated shares per group from per-cell counts (replicated ``k_rep``, ``n_rep``: draws x
+    cells; ``n_rep`` defaults to the observed ``n``, fixed by the design)."""
+    weights = np.zeros((len(g), len(groups)))
     weights[np.arange(len(g)), g] = 1.0
     n_group = n @ weights
     observed = (k @ weights) / n_group
-    replicated = (k_rep @ weights) / n_group
+    with np.errstate(invalid="ignore", divide="ignore"):
+        replicated = (k_rep @ weights) / (n_group if n_rep is None else n_rep @ weights)
     tail = (1 - PPC_INTERVAL) / 2
-    low, high = np.quantile(replicated, [tail, 1 - tail], axis=0)
+    low, high = np.nanquantile(replicated, [tail, 1 - tail], axis=0)
     out = groups.copy()
     out["n"] = n_group.astype(int)
     out["observed"] = observed
-    out["replicated_mean"] = replicated.mean(axis=0)
+    out["replicated_mean"] = np.nanmean(replicated, axis=0)
     out["replicated_low"], out["replicated_high"] = low, high
     out["outside"] = (observed < low) | (observed > high)
     return out

@@ -90,7 +90,7 @@ def _posterior(sc: pd.DataFrame) -> pd.DataFrame:
             )
             rows.append(
                 dict(
-                    quantity="ablation_drop_ratio",
+                    quantity="ablation_retained_share",
                     model=model,
                     dimension=dim,
                     method="",
@@ -187,7 +187,7 @@ def _questions() -> list[QuestionResult]:
             "Q3",
             "Framing",
             Verdict.NOT_SUPPORTED,
-            "Ablation drop ratio 0.35 [0.10, 0.60] on race: the score more than halves.",
+            "Ablation retained share R 0.35 [0.10, 0.60] on race: the score more than halves.",
             "ablated vs implicit, 96 answers per cell",
             q3,
         ),

@@ -1,0 +1,129 @@
+"""Item-cluster bootstrap intervals for shares of answers and the contrasts and ratios built from them.
+
+Answers to one item are not independent draws: a model that finds one item stereotypical answers it consistently.
+An interval that should hold for the dimension (the next item from it, not only the items asked) resamples whole
+items (the cluster bootstrap, Davison & Hinkley 1997, sec. 3.8; Field & Welsh 2007): each resample draws items with
+replacement and keeps all of an item's answers. Resampling and the interval are ``scipy.stats.bootstrap`` (paired
+over the per-item count arrays); what is written here is only the pooling of counts, which no library offers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+import numpy as np
+import pandas as pd
+from scipy.stats import t as t_dist
+
+from bias_validity.psychometrics._checks import check_ci
+from bias_validity.psychometrics.bootstrap import _bootstrap_interval
+
+__all__ = ["MIN_CLUSTERS", "ClusterInterval", "cluster_counts", "cluster_interval"]
+
+#: Fewer items than this give too few distinct resamples (2 items: 3 distinct samples) for an interval to mean much.
+MIN_CLUSTERS = 5
+
+ClusterInterval = tuple[float, float, float, str]  #: (estimate, low, high, reason: "" unless an interval is NaN)
+
+
+def cluster_counts(data: pd.DataFrame, *, cluster: str, condition: str, outcome: str) -> dict[str, np.ndarray]:
+    """Per cluster and condition: ``k`` (sum of the 0/1 outcome) and ``n`` (answers), aligned over all clusters.
+
+    Returns a dict ``{f"k:{level}": array, f"n:{level}": array}`` with one entry per cluster (0 where a cluster
+    has no answer under a condition), the input of :func:`cluster_interval`.
+
+    >>> df = pd.DataFrame({"item": ["a", "a", "b"], "m": ["x", "y", "x"], "y": [1, 0, 1]})
+    >>> {k: v.tolist() for k, v in cluster_counts(df, cluster="item", condition="m", outcome="y").items()}
+    {'k:x': [1.0, 1.0], 'n:x': [1.0, 1.0], 'k:y': [0.0, 0.0], 'n:y': [1.0, 0.0]}
+    """
+    y = data[outcome].astype(float)
+    table = (
+        pd.DataFrame({"c": data[cluster].astype(str).to_numpy(), "m": data[condition].astype(str).to_numpy(),
+                      "y": y.to_numpy()})
+        .groupby(["c", "m"])["y"].agg(["sum", "size"]).unstack("m", fill_value=0)
+    )  # fmt: skip
+    out: dict[str, np.ndarray] = {}
+    for level in pd.unique(data[condition].astype(str)):
+        out[f"k:{level}"] = table[("sum", level)].to_numpy(dtype=float)
+        out[f"n:{level}"] = table[("size", level)].to_numpy(dtype=float)
+    return out
+
+
+def cluster_interval(
+    counts: Mapping[str, np.ndarray],
+    statistic: Callable[[Mapping[str, np.ndarray]], np.ndarray],
+    *,
+    ci: float = 0.95,
+    n_resamples: int = 2000,
+    seed: int | None = 0,
+    min_clusters: int = MIN_CLUSTERS,
+) -> ClusterInterval:
+    """Item-cluster bootstrap interval of ``statistic`` of pooled per-cluster counts, small-sample corrected.
+
+    Parameters
+    ----------
+    counts : mapping of str to array
+        Equal-length per-cluster arrays (e.g. from :func:`cluster_counts`).
+    statistic : callable
+        ``statistic(totals) -> array``, where ``totals`` maps each key to the counts summed over clusters along
+        the last axis (so it is vectorised over resamples), e.g. ``lambda t: t["k:x"] / t["n:x"]``.
+    ci, n_resamples, seed : interval level, resamples (>= 100), seed.
+    min_clusters : int
+        Below this many clusters the interval is NaN with the reason (the estimate is still given).
+
+    Returns
+    -------
+    tuple
+        ``(estimate, low, high, reason)``; ``reason`` is empty unless the interval is NaN.
+
+    Notes
+    -----
+    The interval is ``estimate +/- t_{G-1} * se * sqrt(G / (G - 1))`` with ``se`` the bootstrap standard error over
+    ``G`` clusters: with few clusters the bootstrap variance is biased low by ``(G - 1) / G`` and the percentile
+    interval undercovers (83% at a nominal 95% with 6 items in this package's tests), so the standard error is
+    rescaled and the critical value taken from Student's t with ``G - 1`` degrees of freedom, the small-G practice
+    for cluster-robust inference (Cameron & Miller 2015, sec. VI). Not BCa: with few clusters and a ratio its
+    jackknife acceleration is unstable and puts the estimate on an end of its own interval.
+
+    References
+    ----------
+    Cameron, A. C., & Miller, D. L. (2015). A practitioner's guide to cluster-robust inference. Journal of Human
+    Resources 50(2), 317-372.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(0.5, 0.9, 30)
+    >>> counts = {"k": rng.binomial(20, p).astype(float), "n": np.full(30, 20.0)}
+    >>> est, low, high, why = cluster_interval(counts, lambda t: t["k"] / t["n"], seed=0)
+    >>> bool(low < est < high), bool(low < p.mean() < high), why
+    (True, True, '')
+    """
+    check_ci(ci)
+    keys = list(counts)
+    arrays = [np.asarray(counts[k], dtype=float) for k in keys]
+    sizes = {a.size for a in arrays}
+    if len(sizes) != 1:
+        raise ValueError(f"cluster_interval: count arrays differ in length: {sorted(sizes)}")
+    size = sizes.pop()
+
+    def totals(*xs: np.ndarray, axis: int = -1) -> Mapping[str, np.ndarray]:
+        return {k: x.sum(axis=axis) for k, x in zip(keys, xs, strict=True)}
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        estimate = float(statistic(totals(*arrays)))
+    if size < min_clusters:
+        return estimate, np.nan, np.nan, f"{size} items; an item-cluster interval needs >= {min_clusters}"
+    if not np.isfinite(estimate):
+        return estimate, np.nan, np.nan, "the statistic is undefined on these data (a zero denominator)"
+
+    def stat(*xs: np.ndarray, axis: int = -1) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return statistic(totals(*xs, axis=axis))
+
+    _, _, se, reason = _bootstrap_interval(arrays, stat, paired=True, vectorized=True, method="percentile",
+                                           ci=ci, n_resamples=n_resamples, seed=seed)  # fmt: skip
+    if not np.isfinite(se):
+        return estimate, np.nan, np.nan, reason or "the statistic is undefined in some resamples (a zero denominator)"
+    half = t_dist.ppf(0.5 + ci / 2, size - 1) * se * np.sqrt(size / (size - 1))
+    return estimate, estimate - half, estimate + half, ""
