@@ -22,9 +22,12 @@ from bias_validity.psychometrics.bayes.identification import identification
 from bias_validity.psychometrics.bayes.model import build_model
 from bias_validity.psychometrics.bayes.sampling import single_threaded_blas
 
-__all__ = ["SBCResult", "simulation_based_calibration", "rank_uniformity"]
+__all__ = ["PARAMETER_FAMILIES", "SBCResult", "simulation_based_calibration", "rank_uniformity", "sbc_quantities"]
 
 _OBSERVED = {"y_binary": "k", "y_likert": "likert_counts", "y_score": "score_z"}
+#: Scale parameters ranked beside the reported quantities (Modrak et al. 2023: the quantities the data inform least
+#: are the ones a wrong prior shows in): the item SD of each method and the template SD.
+PARAMETER_FAMILIES = {"item_sd": "chol_stds", "template_sd": "sigma_tmpl"}
 
 
 @dataclass
@@ -77,6 +80,21 @@ def rank_uniformity(ranks: np.ndarray, draws: int, *, bins: int = 10) -> float:
     return float(stats.chisquare(counts).pvalue)
 
 
+def sbc_quantities(idata: object, design: Design) -> tuple[pd.DataFrame, np.ndarray]:
+    """Labels and draws ``(chain, draw, n)`` of what SBC ranks: every derived quantity
+    (:func:`bias_validity.psychometrics.bayes.derived_draws`) and the scale parameters of
+    :data:`PARAMETER_FAMILIES` (``method`` names the method of an item SD)."""
+    labels, draws = derived_draws(idata, design)
+    extra_labels, extra = [labels], [draws]
+    cols = design.columns
+    for family, var in PARAMETER_FAMILIES.items():
+        values = _arviz.posterior_array(idata, var).reshape(*draws.shape[:2], -1)
+        methods = design.methods if values.shape[-1] == len(design.methods) else [""] * values.shape[-1]
+        extra_labels.append(pd.DataFrame({"quantity": family, cols.unit: "", cols.trait: "", cols.method: methods}))
+        extra.append(values)
+    return pd.concat(extra_labels, ignore_index=True), np.concatenate(extra, axis=-1)
+
+
 def simulation_based_calibration(
     design: Design,
     *,
@@ -121,8 +139,9 @@ def simulation_based_calibration(
     -----
     For each replication ``theta ~ p(theta)``, ``y ~ p(y | theta)`` and the rank of every derived quantity
     ``f(theta)`` among ``f(theta_post)`` of the posterior draws is uniform on ``0..ranks_of`` when the sampler
-    computes the posterior of this model exactly [1]_ [2]_. The derived quantities are those reported
-    (:func:`bias_validity.psychometrics.bayes.derived_draws`), so every reported family is checked. Truths come
+    computes the posterior of this model exactly [1]_ [2]_. The test quantities (:func:`sbc_quantities`) are
+    every reported quantity, so every reported family is checked, and the item and template SDs, which a wrong
+    prior scale moves most. Truths come
     from forward draws of the model itself (``pymc.sample_prior_predictive``), with the trial counts of the design.
     Fits that fail the gate are counted (:attr:`SBCResult.passed`), never left out: dropping them would condition
     the ranks on the data.
@@ -145,7 +164,7 @@ def simulation_based_calibration(
     generator = build(design, prior_scale=generating_scale)
     with generator:
         sims = pm.sample_prior_predictive(draws=replications, random_seed=seed)
-    truth_labels, truths = derived_draws(_arviz.prior_as_posterior(sims), design)
+    truth_labels, truths = sbc_quantities(_arviz.prior_as_posterior(sims), design)
     truths = truths[0]  # (replications, quantities)
     observed = {name: np.asarray(_arviz.prior_predictive_array(sims, var)) for var, name in _OBSERVED.items()
                 if var in generator.named_vars}  # fmt: skip
@@ -160,14 +179,15 @@ def simulation_based_calibration(
         with single_threaded_blas():
             idata = nutpie.sample(compiled.with_data(**data), draws=draws, tune=tune, chains=chains, seed=seed + r,
                                   target_accept=0.95, progress_bar=False)  # fmt: skip
-        labels, post = derived_draws(idata, design)
+        labels, post = sbc_quantities(idata, design)
         flat = post.reshape(-1, post.shape[-1])[pick]
         ranks[r] = (flat < truths[r]).sum(axis=0)
         ident = identification(labels, post, truths[None], design)
         identified[r] = ident["identified"].to_numpy()
-        table = summarise(labels, post).join(ident)
-        gate = diagnostics_gate(table, divergences=_arviz.divergences(idata), ebfmi=_arviz.ebfmi(idata),
-                                max_depth_share=_arviz.max_depth_share(idata))  # fmt: skip
+        reported = (~labels["quantity"].isin(list(PARAMETER_FAMILIES))).to_numpy()
+        table = summarise(labels[reported], post[..., reported]).join(ident[reported])
+        gate = diagnostics_gate(table[table["estimable"]], divergences=_arviz.divergences(idata),
+                                ebfmi=_arviz.ebfmi(idata), max_depth_share=_arviz.max_depth_share(idata))  # fmt: skip
         passed[r] = gate["passed"]
         result.seconds = time.perf_counter() - start
         if progress is not None:
