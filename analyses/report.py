@@ -12,6 +12,7 @@ from bias_validity.analyses.questions._common import check_responses
 from bias_validity.analyses.result import QUESTIONS, QuestionResult, Thresholds, ValidityReport, Verdict
 from bias_validity.analyses.summary import acquiescence_table, sc_table, status_counts
 from bias_validity.probes.schema import Status
+from bias_validity.psychometrics.bayes.ppc import share_outside
 
 __all__ = ["EXAMPLES_PER_STATUS", "build_report"]
 
@@ -113,7 +114,8 @@ def build_report(
         (``model``, ``method``, ``status``, ``n``); ``posterior`` and ``diagnostics`` from ``fit``;
         ``provenance`` (``models``, ``design``, ``seeds``, ``runs``, package versions at collection and analysis,
         ``skipped methods``); ``extra_tables`` (``mtmm`` and ``mtmm_checks`` when at least 5 models allow it,
-        ``skipped`` when methods were skipped); ``examples`` (``model``, ``method``, ``status``, ``prompt``,
+        ``skipped`` when methods were skipped; ``ppc`` and ``ppc_share_outside`` when the fit carries a posterior
+        predictive check); ``examples`` (``model``, ``method``, ``status``, ``prompt``,
         ``raw_response``: refusals and unparseable answers, and the first answer of each model x method, text
         kept as is for the renderer to escape).
 
@@ -148,6 +150,10 @@ def build_report(
     balance = acquiescence_table(responses)
     if len(balance):
         extra["acquiescence"] = balance
+    ppc = getattr(fit, "ppc", None)
+    if isinstance(ppc, pd.DataFrame) and len(ppc):
+        extra["ppc"] = ppc.reset_index(drop=True)
+        extra["ppc_share_outside"] = share_outside(ppc).reset_index()
     if skipped is not None and len(skipped):
         extra["skipped"] = skipped.reset_index(drop=True)
     return ValidityReport(

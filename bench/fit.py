@@ -9,11 +9,17 @@ Parts (run all by default; select with --part):
   repetitions) fitted on aggregated cells with the default sampler until it passes the gate (1000 draws per chain,
   doubled until it does), against a naive per-trial model (one Bernoulli / categorical term per answer, same
   parameters, same sampler, shorter chains) fitted in the same run; and the aggregated fit at 10x repetitions.
+- ``demo``: the demo store (``--store``, written by ``bias-validity demo``) fitted with the toolkit's defaults on
+  seeds 0-4: per seed wall time, draws per chain, min bulk/tail ESS of the identified quantities, the gate and
+  which quantities were labelled not identified.
+- ``large``: a simulated large imported study (4 models x 8 dimensions x 100 items x 15 templates x 2 binary methods,
+  one answer in a random quarter of the cells: about 24,000 answers) fitted to the gate with the defaults, with
+  the process's peak memory.
 - ``coverage``: N simulated studies with known parameters (one compiled model, new data each time; 4 chains x 500
   draws after 500 warm-up): share of 90% HDIs of SC and of the explicit-implicit gap that contain the truth.
 
 The last line printed is one JSON object with every figure, as ratios where a baseline exists.
-Usage: python bench/fit.py [--part samplers scale coverage] [--studies 100]
+Usage: python bench/fit.py [--part samplers scale demo large coverage] [--studies 100] [--store demo/study.sqlite]
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ from bias_validity.psychometrics.bayes import (
     simulate_study,
     summarise,
 )
+from bias_validity.psychometrics.bayes.identification import identification, prior_draws
 from bias_validity.psychometrics.bayes.sampling import sample, single_threaded_blas
 
 COLS = {"unit": "model", "trait": "dimension"}
@@ -57,12 +64,15 @@ def _study(**kw) -> dict[str, pd.DataFrame]:
 def _fit(design, *, sampler="nutpie", draws=1000, tune=1000, chains=4, model=None) -> dict[str, object]:
     wall, cpu = time.perf_counter(), _cpu()
     config = FitConfig(sampler=sampler, draws=draws, tune=tune, chains=chains, seed=1)
-    run = sample(model or build_model(design), config)
+    model = model or build_model(design)
+    run = sample(model, config)
     wall, cpu = time.perf_counter() - wall, _cpu() - cpu
     labels, draws_arr = derived_draws(run.idata, design)
-    table = summarise(labels, draws_arr)
-    gate = diagnostics_gate(table, divergences=_arviz.divergences(run.idata))
-    ess = float(table["ess_bulk"].min())
+    _, prior = derived_draws(prior_draws(model, seed=1), design)
+    table = summarise(labels, draws_arr).join(identification(labels, draws_arr, prior, design))
+    gate = diagnostics_gate(table, divergences=_arviz.divergences(run.idata), ebfmi=_arviz.ebfmi(run.idata),
+                            max_depth_share=_arviz.max_depth_share(run.idata))  # fmt: skip
+    ess = float(gate["min_ess_bulk"])
     return {"wall_s": round(wall, 1), "cpu_s": round(cpu, 1), "min_ess_bulk": round(ess, 1),
             "ess_per_s": round(ess / wall, 2), "passed": gate["passed"], "max_rhat": round(gate["max_rhat"], 4),
             "divergences": gate["divergences"], "table": table}  # fmt: skip
@@ -128,6 +138,43 @@ def part_scale(naive_draws: int) -> dict[str, object]:
             "time_ratio_10x_reps": round(agg10["wall_to_gate_s"] / agg["wall_to_gate_s"], 2)}  # fmt: skip
 
 
+def part_demo(store: str, seeds: int) -> dict[str, object]:
+    from bias_validity.analyses.fit import fit_responses
+    from bias_validity.probes.store import read_responses
+
+    responses = read_responses(store)
+    out = {}
+    for seed in range(seeds):
+        start = time.perf_counter()
+        fit = fit_responses(responses, config=FitConfig(seed=seed))
+        labels = fit.quantities.loc[~fit.quantities["identified"], ["quantity", "model", "dimension", "method"]]
+        diag = fit.diagnostics
+        out[seed] = {"wall_s": round(time.perf_counter() - start, 1), "draws": diag["draws"], "passed": diag["passed"],
+                     "min_ess_bulk": round(diag["min_ess_bulk"]), "min_ess_tail": round(diag["min_ess_tail"]),
+                     "divergences": diag["divergences"], "min_ebfmi": round(diag["min_ebfmi"], 2),
+                     "not_identified": [" ".join(str(v) for v in r if v) for r in labels.itertuples(index=False)]}
+        print("demo seed", seed, out[seed], flush=True)
+    walls = [r["wall_s"] for r in out.values()]
+    return {"seeds": out, "passed": sum(r["passed"] for r in out.values()), "max_wall_s": max(walls),
+            "retries": sum(r["draws"] != FitConfig().draws for r in out.values())}  # fmt: skip
+
+
+def part_large() -> dict[str, object]:
+    from bias_validity.psychometrics.bayes import fit_hierarchical
+
+    sim = simulate_study(units=4, traits=8, items=100, templates=15, orders=1, reps=1, seed=7,
+                         binary_methods=("implicit", "ablated"), ordinal_methods=(), score_methods=())  # fmt: skip
+    cells = sim["binary"].rename(columns=COLS)
+    cells = cells.sample(frac=0.25, random_state=7).reset_index(drop=True)  # an imported study answers a subset
+    start = time.perf_counter()
+    fit = fit_hierarchical(cells)
+    wall = time.perf_counter() - start
+    peak_gb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # kilobytes on Linux
+    return {"answers": int(cells["n"].sum()), "cells": len(cells), "items": int(cells["item_id"].nunique()),
+            "wall_s": round(wall, 1), "draws": fit.diagnostics["draws"], "passed": fit.diagnostics["passed"],
+            "min_ess_bulk": round(fit.diagnostics["min_ess_bulk"]), "peak_memory_gb": round(peak_gb, 2)}  # fmt: skip
+
+
 def part_coverage(studies: int, prob: float = 0.9) -> dict[str, object]:
     import nutpie
 
@@ -167,8 +214,10 @@ def part_coverage(studies: int, prob: float = 0.9) -> dict[str, object]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", nargs="+", default=["samplers", "scale", "coverage"],
-                        choices=["samplers", "scale", "coverage"])  # fmt: skip
+    parser.add_argument("--part", nargs="+", default=["samplers", "scale", "demo", "large", "coverage"],
+                        choices=["samplers", "scale", "demo", "large", "coverage"])  # fmt: skip
+    parser.add_argument("--store", default="demo/study.sqlite", help="the demo store (part demo)")
+    parser.add_argument("--seeds", type=int, default=5, help="fit seeds of the demo store (part demo)")
     parser.add_argument("--samplers", nargs="+", default=["nutpie", "pymc"])
     parser.add_argument("--studies", type=int, default=100)
     parser.add_argument("--naive-draws", type=int, default=300)
@@ -178,6 +227,10 @@ def main() -> None:
         out["samplers"] = part_samplers(args.samplers)
     if "scale" in args.part:
         out["scale"] = part_scale(args.naive_draws)
+    if "demo" in args.part:
+        out["demo"] = part_demo(args.store, args.seeds)
+    if "large" in args.part:
+        out["large"] = part_large()
     if "coverage" in args.part:
         out["coverage"] = part_coverage(args.studies)
     print(json.dumps(out))

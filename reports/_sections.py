@@ -111,6 +111,7 @@ def build_sections(report: ValidityReport, *, draw: bool) -> list[Section]:
         Section("contrasts", "Further posterior quantities", _contrasts(report)),
         Section("status", "Answer status and refusal counts", _status(report)),
         Section("diagnostics", "Sampler diagnostics", _diagnostics(report)),
+        Section("ppc", "Posterior predictive check", _ppc(report, draw)),
         Section("provenance", "Provenance", _provenance(report)),
         Section("examples", "Example answers", _examples(report)),
         Section("questions", "Figures per question", _questions(report)),
@@ -346,6 +347,25 @@ def _diagnostics(report: ValidityReport) -> tuple:
     return (banner, Table(table)) if banner else (Table(table),)
 
 
+def _ppc(report: ValidityReport, draw: bool) -> tuple:
+    ppc, shares = report.extra_tables.get("ppc"), report.extra_tables.get("ppc_share_outside")
+    if ppc is None or ppc.empty or shares is None:
+        return (Unavailable("no posterior predictive check (no Bayesian fit in this report)"),)
+    outside = ", ".join(f"{r.method} {r.share_outside:.0%}" for r in shares.itertuples())
+    note = Text("Each group's observed SC (share of consistent or agreeing answers) against the SCs of answers "
+                f"replicated from the posterior: share of groups outside their 90% interval per method: {outside}. "
+                "A calibrated model leaves about 10% outside, fewer when groups hold few answers.")  # fmt: skip
+    plot = ppc.assign(label=ppc["model"].astype(str) + " · " + ppc["dimension"].astype(str), group=ppc["method"],
+                      low=ppc["replicated_low"], high=ppc["replicated_high"])  # fmt: skip
+    title = "Posterior predictive check per method"
+    blocks: list = [note]
+    if draw:
+        png = figures.figure_png(figures.ppc_plot(plot, title=title, xlabel="observed SC and replicated 90% interval"))
+        blocks.append(Image(title, png, f"{title}: {len(ppc)} groups, observed against replicated"))
+    blocks.append(Table(ppc, caption="Observed and replicated SC per group", collapsed=True))
+    return tuple(blocks)
+
+
 def failure_banner(report: ValidityReport) -> Banner | None:
     """The FAILED banner when the Bayesian fit did not pass its diagnostics gate, else None."""
     if report.diagnostics is None or report.diagnostics.get("passed") is not False:
@@ -386,7 +406,7 @@ def _questions(report: ValidityReport) -> tuple:
 
 
 def _extra(report: ValidityReport) -> list[Section]:
-    shown = {"reliability", "mtmm", "mtmm_checks", "acquiescence"}
+    shown = {"reliability", "mtmm", "mtmm_checks", "acquiescence", "ppc", "ppc_share_outside"}
     return [
         Section(f"extra-{i}", f"Table: {name}", (Table(table) if len(table) else Unavailable("empty table"),))
         for i, (name, table) in enumerate(report.extra_tables.items())

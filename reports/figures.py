@@ -13,10 +13,13 @@ import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-__all__ = ["INTERVAL_COLUMNS", "interval_plot", "heatmap", "figure_png"]
+__all__ = ["INTERVAL_COLUMNS", "PPC_COLUMNS", "interval_plot", "ppc_plot", "heatmap", "figure_png"]
 
 #: Columns :func:`interval_plot` reads: row label, colour group, point estimate and interval ends.
 INTERVAL_COLUMNS: tuple[str, ...] = ("label", "group", "estimate", "low", "high")
+
+#: Columns :func:`ppc_plot` reads: row label, panel (method), observed value, replicated interval, outside flag.
+PPC_COLUMNS: tuple[str, ...] = ("label", "group", "observed", "low", "high", "outside")
 
 _PALETTE = ("#1f4e79", "#b85c00", "#2e7d32", "#7b1fa2", "#8d6e63", "#00838f", "#c62828", "#546e7a")
 _ROW_INCHES = 0.24
@@ -99,6 +102,64 @@ def interval_plot(
     ax.tick_params(axis="x", labelsize=8)
     if data["group"].nunique() > 1:
         ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    return fig
+
+
+def ppc_plot(data: pd.DataFrame, *, title: str, xlabel: str) -> Figure:
+    """Draw a posterior predictive check: per row a replicated interval (grey bar) and the observed value (point).
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        One row per checked group with the columns in :data:`PPC_COLUMNS`: ``label``, ``group`` (one panel per
+        group, e.g. per method, in order of first appearance), ``observed``, ``low``, ``high`` (the replicated
+        interval) and ``outside`` (drawn as a filled red point; inside ones as hollow dark points).
+    title : str
+        Figure title.
+    xlabel : str
+        Axis label of every panel.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        A figure on an Agg canvas with one axis per group, stacked, each row 0.24 inch tall.
+
+    Examples
+    --------
+    >>> rows = pd.DataFrame({"label": ["m · race", "m · age"], "group": ["implicit", "implicit"],
+    ...                      "observed": [0.7, 0.2], "low": [0.6, 0.4], "high": [0.8, 0.6],
+    ...                      "outside": [False, True]})
+    >>> fig = ppc_plot(rows, title="PPC", xlabel="SC")
+    >>> len(fig.axes), [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    (1, ['m · race', 'm · age'])
+    """
+    missing = [c for c in PPC_COLUMNS if c not in data.columns]
+    if missing:
+        raise ValueError(f"ppc_plot: data lacks column(s) {', '.join(missing)}; needs {', '.join(PPC_COLUMNS)}")
+    if data.empty:
+        raise ValueError("ppc_plot: data has no rows; pass at least one checked group")
+    panels = list(data.groupby("group", sort=False))
+    heights = [0.6 + _ROW_INCHES * len(rows) for _, rows in panels]
+    fig = Figure(figsize=(8.0, 0.6 + sum(heights)), layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(len(panels), 1, squeeze=False, height_ratios=heights)[:, 0]
+    for ax, (group, rows) in zip(axes, panels, strict=True):
+        y = list(range(len(rows) - 1, -1, -1))
+        low, high = rows["low"].astype(float).to_numpy(), rows["high"].astype(float).to_numpy()
+        ax.hlines(y, low, high, color="#b0b0b0", lw=4)
+        out = rows["outside"].astype(bool).to_numpy()
+        obs = rows["observed"].astype(float).to_numpy()
+        yy = pd.Series(y, dtype=float).to_numpy()
+        ax.plot(obs[~out], yy[~out], "o", ms=4, mfc="white", mec=_PALETTE[0], label="inside")
+        ax.plot(obs[out], yy[out], "o", ms=5, color=_PALETTE[6], label="outside")
+        ax.set_yticks(y, [_plain(v) for v in rows["label"]], fontsize=7)
+        ax.set_ylim(-0.7, len(rows) - 0.3)
+        ax.set_title(_plain(group), fontsize=9, loc="left")
+        ax.set_xlim(-0.02, 1.02)
+        ax.grid(axis="x", color="#e0e0e0", lw=0.6)
+        ax.tick_params(axis="x", labelsize=8)
+    axes[-1].set_xlabel(_plain(xlabel), fontsize=9)
+    fig.suptitle(_plain(title), fontsize=10, x=0.01, ha="left")
     return fig
 
 

@@ -12,6 +12,7 @@ from _support.responses import cells_to_responses
 from bias_validity.cli import main
 from bias_validity.probes.store import write_responses
 from bias_validity.psychometrics.bayes import simulate_study
+from bias_validity.psychometrics.bayes.diagnostics import describe_gate
 
 
 @pytest.fixture(scope="module")
@@ -39,16 +40,23 @@ def test_fit_json_reports_a_failed_gate_with_exit_status_1(fitted):
     code, stdout, stderr, out = fitted
     report = json.loads(stdout)
     assert code == 1
-    assert "FAILED its diagnostics gate (R-hat <= 1.01, bulk ESS >= 400, tail ESS >= 400, no divergences)" in stderr
+    assert f"FAILED its diagnostics gate ({describe_gate()})" in stderr
     diag = report["diagnostics"]
-    assert set(diag) == {"max_rhat", "min_ess_bulk", "min_ess_tail", "divergences", "passed", "draws"}
+    assert set(diag) == {"max_rhat", "min_ess_bulk", "min_ess_tail", "divergences", "min_ebfmi", "max_depth_share",
+                         "passed", "not_identified", "draws"}  # fmt: skip
     assert diag["passed"] is False and diag["min_ess_bulk"] < 400
     assert diag["draws"] == (30 if diag["divergences"] else 60)  # retried with twice the draws unless it diverged
     assert f"with {diag['draws']} draws per chain" in stderr
+    # progress on stderr (off with --quiet): one line per attempt when it starts and when it ends
+    assert "sampling 2 chains x (100 warm-up + 30 draws), nutpie\n" in stderr
+    assert "sampled 2 chains x (100 warm-up + 30 draws), nutpie in " in stderr
     rec = report["quantities"][0]
-    assert list(rec) == ["quantity", "model", "dimension", "method", "mean", "hdi_low", "hdi_high", "p_direction"]
+    assert list(rec) == ["quantity", "model", "dimension", "method", "mean", "hdi_low", "hdi_high", "p_direction",
+                         "estimable", "reason", "contraction", "item_contrasts", "identified"]  # fmt: skip
+    # 3 items in one trait: 2 item contrasts per correlation, too few to identify it
+    assert all(not r["identified"] for r in report["quantities"] if r["quantity"] == "latent_correlation")
     kinds = {r["quantity"] for r in report["quantities"]}
-    assert kinds == {"sc", "ablation_drop_ratio", "model_contrast", "latent_correlation"}
+    assert kinds == {"sc", "sc_new_item", "ablation_retained_share", "model_contrast", "latent_correlation"}
     assert out.stat().st_size > 0
 
 

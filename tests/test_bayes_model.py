@@ -6,6 +6,7 @@ studies is ``bench/fit.py --part coverage`` (and the slow-marked test in test_ba
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -81,11 +82,13 @@ def test_latent_correlation_is_positive_when_items_correlate(fitted):
 
 
 def test_result_shape_and_status_rates(study, fitted):
-    cols = ["quantity", "model", "dimension", "method", "mean", "hdi_low", "hdi_high", "p_direction"]
+    cols = ["quantity", "model", "dimension", "method", "mean", "hdi_low", "hdi_high", "p_direction", "estimable",
+            "reason", "contraction", "item_contrasts", "identified"]
     assert list(fitted.quantities.columns) == cols
     assert fitted.quantities.attrs["hdi_prob"] == 0.94
-    assert set(fitted.quantities["quantity"]) == {"sc", "gap_explicit_implicit", "ablation_drop_ratio",
-                                                  "model_contrast", "latent_correlation"}  # fmt: skip
+    assert set(fitted.quantities["quantity"]) == {"sc", "sc_new_item", "gap_explicit_implicit",
+                                                  "ablation_retained_share", "model_contrast",
+                                                  "latent_correlation"}  # fmt: skip
     assert ((fitted.quantities["p_direction"] >= 0.5) & (fitted.quantities["p_direction"] <= 1)).all()
     rates = status_counts(study[1]).set_index(["model", "method", "status"])["rate"]
     # 25 answers + 1 refusal per implicit cell
@@ -109,6 +112,7 @@ def test_saved_fit_round_trips_with_its_design(study, fitted, tmp_path):
     loaded = load_fit(path)
     pd.testing.assert_frame_equal(loaded.quantities, fitted.quantities, check_dtype=False)
     pd.testing.assert_frame_equal(loaded.quantity_diagnostics, fitted.quantity_diagnostics, check_dtype=False)
+    pd.testing.assert_frame_equal(loaded.ppc, fitted.ppc, check_dtype=False)
     assert loaded.quantities.attrs == json.loads(json.dumps(fitted.quantities.attrs))
     assert loaded.diagnostics == json.loads(json.dumps(fitted.diagnostics))
     assert loaded.config == fitted.config and loaded.seconds == pytest.approx(fitted.seconds)
@@ -139,3 +143,48 @@ def test_a_file_that_is_not_a_fit_is_refused_in_one_line(tmp_path):
     text.write_text("not netcdf")
     with pytest.raises(ValueError, match="fit.nc: not a netCDF posterior"):
         load_fit(text)
+
+
+def test_identified_quantities_include_every_sc_and_the_gate_covers_them(fitted):
+    q = fitted.quantities
+    sc = q[q["quantity"] == "sc"]
+    assert sc["identified"].all() and (sc["contraction"] > 0.8).all()  # 50-150 answers per group
+    corr = q[q["quantity"] == "latent_correlation"]
+    assert (corr["item_contrasts"] == 10).all()  # 2 dimensions x (6 items - 1)
+    assert fitted.diagnostics["not_identified"] == int((~q["identified"]).sum())
+
+
+def test_posterior_predictive_check_covers_the_observed_shares(fitted):
+    ppc = fitted.ppc
+    assert len(ppc) == 12 and set(ppc["method"]) == {"implicit", "ablated", "explicit"}
+    assert (ppc["n"] >= 100).all()
+    assert np.abs(ppc["observed"] - ppc["replicated_mean"]).max() < 0.08
+    assert ppc["outside"].mean() <= 0.25  # 90% intervals: P(more than 3 of 12 outside | calibrated) ~ 0.03
+
+
+def test_posterior_predictive_check_flags_answers_the_model_did_not_fit(fitted):
+    from bias_validity.psychometrics.bayes import build_model
+    from bias_validity.psychometrics.bayes.ppc import posterior_predictive_check
+
+    design = fitted.design
+    changed = design.binary.assign(k=np.where(design.binary["g"] == 0, design.binary["n"], design.binary["k"]))
+    other = dataclasses.replace(design, binary=changed)  # group 0 now answered consistently every time
+    ppc = posterior_predictive_check(build_model(design), fitted.idata, other)
+    first = design.binary_groups.iloc[0]
+    row = ppc[(ppc["model"] == first["model"]) & (ppc["dimension"] == first["dimension"])
+              & (ppc["method"] == first["method"])].iloc[0]  # fmt: skip
+    assert row["observed"] == 1.0 and row["outside"]
+    assert ppc["outside"].sum() <= 1 + 3  # the other groups are unchanged
+
+
+def test_report_shows_the_posterior_predictive_check(study, fitted):
+    from bias_validity.analyses.report import build_report
+    from bias_validity.reports._sections import Image, Text, build_sections
+
+    report = build_report(study[1], fit=fitted)
+    section = next(s for s in build_sections(report, draw=True) if s.key == "ppc")
+    kinds = [type(b) for b in section.blocks]
+    assert Text in kinds and Image in kinds
+    shares = report.extra_tables["ppc_share_outside"].set_index("method")["share_outside"]
+    assert shares.to_dict() == fitted.ppc.groupby("method")["outside"].mean().to_dict()
+    assert "outside their 90% interval per method: " in section.blocks[0].text

@@ -24,6 +24,7 @@ from bias_validity.analyses.result import (
     verdict_table,
 )
 from bias_validity.probes.schema import CHOICE_PREFIX, WEAT_ITEM, Method, Status
+from bias_validity.psychometrics.bayes.identification import NOT_IDENTIFIED
 from bias_validity.psychometrics.estimands import Quantity, Thresholds
 from bias_validity.psychometrics.mtmm import MIN_UNITS, mtmm
 from bias_validity.psychometrics.reference import DIMENSION_TO_IAT, compare_to_human
@@ -151,7 +152,8 @@ def convergent(
         The responses table (``bias_validity.probes.schema``).
     posterior : pandas.DataFrame, optional
         The Bayesian fit's derived quantities; its ``latent_correlation`` rows (disattenuated, from the
-        correlated item effects) decide the verdict where present.
+        correlated item effects) decide the verdict where present and identified (``identified`` column); the
+        others are shown with the note "not identified" and their contraction, never counted.
     thresholds : Thresholds, optional
         ``convergent_r`` (default 0.3) of :class:`bias_validity.psychometrics.estimands.Thresholds`.
     ci : float
@@ -206,11 +208,12 @@ def convergent(
     floor = (thresholds or Thresholds()).convergent_r
     scores = item_scores(responses)
     latent = posterior_rows(posterior, Quantity.LATENT_CORRELATION.value)
+    identified = latent["identified"].astype(bool) if "identified" in latent else pd.Series(True, latent.index)
     rows, verdicts, cells = [], [], []
     for model, group in scores.groupby("model", observed=True):
         methods = set(group["method"])
         if len(methods) < 2 or Method.IMPLICIT not in methods:
-            if not len(latent):
+            if not identified.any():
                 cells.append(_not_estimable(model, methods))
             continue
         pairs = convergent_validity(group, units="item_id", methods="method", scores="score", method="spearman",
@@ -218,7 +221,7 @@ def convergent(
         decided = []
         for r in pairs[pairs["interval"] == "fisher_z"].itertuples():
             measure = f"{r.x}~{r.y}"
-            counted = not len(latent) and _decides(measure)
+            counted = not identified.any() and _decides(measure)
             row = figure_row(model, ALL_DIMENSIONS, measure, r.r, r.ci_low, r.ci_high, "Fisher z", r.n,
                              _DECIDES if counted else _SHOWN)  # fmt: skip
             rows.append(row)
@@ -227,14 +230,15 @@ def convergent(
         verdicts += [v for v, _ in decided]
         if decided:
             cells.append(_model_verdict(model, ALL_DIMENSIONS, decided, floor))
-        elif not len(latent):
+        elif not identified.any():
             cells.append(_not_estimable(model, methods))
     latent_decided: dict[tuple[str, str], list] = {}
-    for r in latent.itertuples():
-        counted = _decides(r.method)
+    for r, known in zip(latent.itertuples(), identified, strict=True):
+        counted = known and _decides(r.method)  # a correlation that is mostly prior is shown, never counted
         dim = ALL_DIMENSIONS if pd.isna(r.dimension) or not r.dimension else r.dimension
+        shown = f"{NOT_IDENTIFIED} (contraction {figure_text(r.contraction, missing='not computed')})"
         row = figure_row(r.model, dim, f"latent {r.method}", r.mean, r.hdi_low, r.hdi_high, "HDI", 0,
-                         _DECIDES if counted else _SHOWN)  # fmt: skip
+                         (_DECIDES if counted else _SHOWN) if known else shown)  # fmt: skip
         rows.append(row)
         if counted:
             key = (ALL_MODELS if pd.isna(r.model) or not r.model else r.model, dim)
@@ -263,8 +267,8 @@ def convergent(
         f"Item-level scores of {scores['item_id'].nunique()} items ({len(scores)} model x method x item scores); "
         "Spearman correlations with Fisher-z intervals"
         + (
-            "; latent correlations from the hierarchical model decide"
-            if len(posterior_rows(posterior, "latent_correlation"))
+            "; latent correlations from the hierarchical model decide (those it does not identify are shown only)"
+            if identified.any()
             else ""
         )  # fmt: skip
         + "; human IAT rank agreement on age, disability and race only (n = 3)."

@@ -13,6 +13,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(
     submod_attrs={
         "derived": ["QUANTITIES", "group_scores", "derived_draws", "summarise"],
         "diagnostics": ["GATE", "diagnostics_gate"],
+        "identification": ["IDENTIFICATION", "NOT_IDENTIFIED", "identification", "item_contrasts", "prior_draws"],
         "scaling": ["COLLINEAR", "scaling_identifiability"],
         "config": ["SAMPLERS", "FitConfig"],
         "sampling": ["sample"],

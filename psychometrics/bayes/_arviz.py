@@ -14,6 +14,10 @@ import numpy as np
 __all__ = [
     "posterior_array",
     "divergences",
+    "ebfmi",
+    "max_depth_share",
+    "prior_as_posterior",
+    "prior_predictive_array",
     "summarise_draws",
     "posterior_attrs",
     "set_posterior_attrs",
@@ -41,6 +45,40 @@ def divergences(idata: object) -> int:
     """Number of divergent transitions after warm-up, over all chains."""
     stats = _group(idata, "sample_stats")
     return int(np.asarray(stats["diverging"]).sum())
+
+
+def ebfmi(idata: object) -> np.ndarray:
+    """Energy Bayesian fraction of missing information of each chain (Betancourt 2016), as ArviZ computes it."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.asarray(az.bfmi(idata), dtype=float)
+
+
+#: The sample statistic that flags a transition stopped by the maximum tree depth, per NUTS backend.
+_MAX_DEPTH_FLAGS = ("maxdepth_reached", "reached_max_treedepth")
+_DEFAULT_MAX_DEPTH = 10  # numpyro reports the depth only; 10 is its default ceiling, as nutpie's and PyMC's
+
+
+def max_depth_share(idata: object) -> float:
+    """Share of transitions after warm-up that stopped at the maximum tree depth (over all chains)."""
+    stats = _group(idata, "sample_stats")
+    for name in _MAX_DEPTH_FLAGS:
+        if name in stats:
+            return float(np.asarray(stats[name]).mean())
+    return float((np.asarray(stats["tree_depth"]) >= _DEFAULT_MAX_DEPTH).mean())
+
+
+def prior_as_posterior(prior: object) -> object:
+    """The ``prior`` group of a prior-predictive InferenceData as the ``posterior`` of a new one, so every function
+    that reads posterior draws reads prior draws the same way."""
+    group = _group(prior, "prior")
+    return az.InferenceData(posterior=group)
+
+
+def prior_predictive_array(prior: object, var: str) -> np.ndarray:
+    """Draws of one simulated observed variable of a prior-predictive InferenceData, shaped ``(draw, *shape)``."""
+    group = _group(prior, "prior_predictive")
+    return np.asarray(group[var].transpose("chain", "draw", ...).to_numpy())[0]
 
 
 def summarise_draws(draws: np.ndarray, *, hdi_prob: float) -> dict[str, np.ndarray]:

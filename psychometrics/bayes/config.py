@@ -42,6 +42,7 @@ class FitConfig:
     target_accept: float = 0.95
     hdi_prob: float = 0.94  #: mass of the highest-density intervals
     seed: int = 0
+    progress: bool = False  #: a line on stderr when sampling starts, every 30 s while it runs, and when it ends
 
     def __post_init__(self) -> None:
         if self.sampler not in SAMPLERS:

@@ -11,13 +11,16 @@ from bias_validity.psychometrics.bayes.config import FitConfig
 from bias_validity.psychometrics.bayes.derived import derived_draws, summarise
 from bias_validity.psychometrics.bayes.design import DEFAULT_COLUMNS, Columns, index_design
 from bias_validity.psychometrics.bayes.diagnostics import diagnostics_gate
+from bias_validity.psychometrics.bayes.identification import IDENTIFICATION, identification, prior_draws
 from bias_validity.psychometrics.bayes.model import build_model
+from bias_validity.psychometrics.bayes.ppc import posterior_predictive_check
 from bias_validity.psychometrics.bayes.result import BayesFit
 from bias_validity.psychometrics.bayes.sampling import sample
 
 __all__ = ["fit_hierarchical"]
 
 _SUMMARY_COLUMNS = ["mean", "hdi_low", "hdi_high", "p_direction", "estimable", "reason"]
+_IDENTIFICATION_COLUMNS = ["contraction", "item_contrasts", "identified"]
 
 
 def fit_hierarchical(
@@ -58,10 +61,15 @@ def fit_hierarchical(
     -------
     BayesFit
         ``quantities`` has columns ``quantity``, the unit/trait/method columns (``model``, ``dimension``,
-        ``method`` by default), ``mean``, ``hdi_low``, ``hdi_high``, ``p_direction``; ``attrs`` holds ``hdi_prob``
-        and the null values directions are judged against. ``diagnostics`` is the gate of
+        ``method`` by default), ``mean``, ``hdi_low``, ``hdi_high``, ``p_direction``, and what the data identify:
+        ``contraction`` (1 - posterior variance / prior variance), ``item_contrasts`` (latent correlations) and
+        ``identified`` (:func:`bias_validity.psychometrics.bayes.identification.identification`); ``attrs`` holds
+        ``hdi_prob``, the null values directions are judged against and the ``identification`` thresholds.
+        Quantities that are not identified are reported but left out of the gate. ``diagnostics`` is the gate of
         :func:`bias_validity.psychometrics.bayes.diagnostics_gate`, plus ``draws`` (per chain, of the fit returned);
-        ``config`` the settings of the fit returned; ``seconds`` the wall time of every attempt.
+        ``config`` the settings of the fit returned; ``seconds`` the wall time of every attempt; ``ppc`` each
+        group's observed SC against its replicated distribution
+        (:func:`bias_validity.psychometrics.bayes.ppc.posterior_predictive_check`).
 
     Notes
     -----
@@ -90,8 +98,9 @@ def fit_hierarchical(
     ...                        config=FitConfig(draws=300, tune=300, chains=2, seed=1, max_draws=None))
     >>> sorted(fit.quantities["quantity"].unique())
     ['ablation_retained_share', 'gap_explicit_implicit', 'latent_correlation', 'sc', 'sc_new_item']
-    >>> sorted(fit.diagnostics)
-    ['divergences', 'draws', 'failing', 'gate', 'max_rhat', 'min_ess_bulk', 'min_ess_tail', 'passed']
+    >>> sorted(fit.diagnostics)  # doctest: +NORMALIZE_WHITESPACE
+    ['divergences', 'draws', 'failing', 'gate', 'max_depth_share', 'max_rhat', 'min_ebfmi', 'min_ess_bulk',
+     'min_ess_tail', 'not_identified', 'passed']
     """
     config = FitConfig() if config is None else config
     design = index_design(binary, ordinal=ordinal, scores=scores, columns=columns)
@@ -100,22 +109,27 @@ def fit_hierarchical(
     if unknown:
         raise ValueError(f"base_tuned names unknown unit(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
     model = build_model(design)
+    _, prior = derived_draws(prior_draws(model, seed=config.seed), design, base_tuned=base_tuned,
+                             reversed_order=reversed_order)
     seconds = 0.0
     while True:
         run = sample(model, config)
         seconds += run.seconds
         labels, draws_arr = derived_draws(run.idata, design, base_tuned=base_tuned, reversed_order=reversed_order)
-        table = summarise(labels, draws_arr, hdi_prob=config.hdi_prob)
+        ident = identification(labels, draws_arr, prior, design)
+        table = summarise(labels, draws_arr, hdi_prob=config.hdi_prob).assign(**{c: ident[c] for c in ident})
         # a not-estimable quantity (an R over a near-zero denominator) is reported as such, not gated
-        gate = diagnostics_gate(table[table["estimable"]], divergences=_arviz.divergences(run.idata))
+        sampler = {"divergences": _arviz.divergences(run.idata), "ebfmi": _arviz.ebfmi(run.idata),
+                   "max_depth_share": _arviz.max_depth_share(run.idata)}  # fmt: skip
+        gate = diagnostics_gate(table[table["estimable"]], **sampler)
         gate["draws"] = config.draws
         longer = config.retry()
         if gate["passed"] or gate["divergences"] or longer is None:
             break
         config = longer
     label_cols = ["quantity", columns.unit, columns.trait, columns.method]
-    quantities = table[[*label_cols, *_SUMMARY_COLUMNS]].copy()
-    quantities.attrs = dict(table.attrs)
+    quantities = table[[*label_cols, *_SUMMARY_COLUMNS, *_IDENTIFICATION_COLUMNS]].copy()
+    quantities.attrs = {**table.attrs, "identification": dict(IDENTIFICATION)}
     return BayesFit(
         idata=run.idata,
         design=design,
@@ -124,4 +138,5 @@ def fit_hierarchical(
         diagnostics=gate,
         config=config,
         seconds=seconds,
+        ppc=posterior_predictive_check(model, run.idata, design, seed=config.seed),
     )

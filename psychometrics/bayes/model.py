@@ -16,7 +16,7 @@ from bias_validity.psychometrics.bayes.design import Design
 __all__ = ["build_model"]
 
 
-def build_model(design: Design, *, lkj_eta: float = 2.0) -> pm.Model:
+def build_model(design: Design, *, lkj_eta: float = 2.0, prior_scale: float = 1.0) -> pm.Model:
     """Build the joint hierarchical model of one study.
 
     Parameters
@@ -26,6 +26,9 @@ def build_model(design: Design, *, lkj_eta: float = 2.0) -> pm.Model:
     lkj_eta : float, default 2.0
         Shape of the LKJ prior on the item-effect correlation matrix (1 is uniform; 2 mildly favours small
         correlations).
+    prior_scale : float, default 1.0
+        Factor on the scale of every top-level prior (method means, spreads, item SDs, cutpoints): not a modelling
+        choice but the knob simulation-based calibration turns to show that it detects a prior off by this factor.
 
     Returns
     -------
@@ -51,7 +54,8 @@ def build_model(design: Design, *, lkj_eta: float = 2.0) -> pm.Model:
     divergences.
     A Likert cell has the same linear predictor without ``beta`` (the cutpoints carry the location) and
     ``counts_c ~ Multinomial(n_c, p)``, ``P(y <= j) = logistic(cut_{m,j} - eta_c)``.
-    A score (standardised within method x template) is ``z ~ Normal(a_g + b_{i,m}, sigma_m)``: deterministic scores
+    A score (standardised within method x template) is ``z ~ Normal(a_g + b_{i,m}, sigma_m)``,
+    ``sigma_m ~ Gamma(2, 2)`` (zero-avoiding: its density vanishes at 0 [3]_): deterministic scores
     (log-probabilities, embedding effects) measure the same item effects without sampling noise.
 
     Parameterisation follows the data [1]_ [2]_: each group, template, order and item effect is drawn centred where
@@ -68,6 +72,8 @@ def build_model(design: Design, *, lkj_eta: float = 2.0) -> pm.Model:
        models and data augmentation. Bayesian Statistics 7, 307-326.
     .. [2] Gorinova, M., Moore, D. & Hoffman, M. (2020). Automatic reparameterisation of probabilistic programs.
        ICML, PMLR 119:3648-3657.
+    .. [3] Chung, Y., Rabe-Hesketh, S., Dorie, V., Gelman, A. & Liu, J. (2013). A nondegenerate penalized
+       likelihood estimator for variance parameters in multilevel models. Psychometrika 78(4), 685-709.
     """
     d = design
     n_m = len(d.methods)
@@ -77,7 +83,7 @@ def build_model(design: Design, *, lkj_eta: float = 2.0) -> pm.Model:
     info = _information(d)
     with pm.Model(coords=coords) as model:
         chol, _, _ = pm.LKJCholeskyCov(
-            "chol", n=n_m, eta=lkj_eta, sd_dist=pm.HalfNormal.dist(1.0, shape=n_m), compute_corr=True
+            "chol", n=n_m, eta=lkj_eta, sd_dist=pm.HalfNormal.dist(1.0 * prior_scale, shape=n_m), compute_corr=True
         )
         # item effects sum to zero within each trait (the group means carry the traits' levels), drawn in an
         # orthonormal basis of the zero-sum subspace: iid rows y ~ MvNormal(0, Sigma) give b = H y the law of centred
@@ -89,15 +95,16 @@ def build_model(design: Design, *, lkj_eta: float = 2.0) -> pm.Model:
         b_item = pm.Deterministic("b_item", pt.dot(h_item, y_item) * d.item_mask(), dims=("item", "method"))
         # template and order effects sum to zero within each method, in the same way (a method with one level has
         # none: its level is the method mean)
-        tmpl = _zero_sum_effects("tmpl", "template", d.templates, info["t"], pm.HalfNormal("sigma_tmpl", 0.5))
-        ords = _zero_sum_effects("ords", "order", d.orders, info["o"], pm.HalfNormal("sigma_ord", 0.5))
+        sigma_tmpl, sigma_ord = (pm.HalfNormal(name, 0.5 * prior_scale) for name in ("sigma_tmpl", "sigma_ord"))
+        tmpl = _zero_sum_effects("tmpl", "template", d.templates, info["t"], sigma_tmpl)
+        ords = _zero_sum_effects("ords", "order", d.orders, info["o"], sigma_ord)
 
         if len(d.binary):
             b = d.binary
             bm = np.array([d.methods.index(m) for m in d.binary_methods])
             g_method = d.binary_groups[d.columns.method].map({m: j for j, m in enumerate(d.binary_methods)}).to_numpy()
-            beta = pm.Normal("beta", 0.0, 1.5, shape=len(bm))
-            tau_b = pm.HalfNormal("tau_b", 1.0, shape=len(bm))
+            beta = pm.Normal("beta", 0.0, 1.5 * prior_scale, shape=len(bm))
+            tau_b = pm.HalfNormal("tau_b", 1.0 * prior_scale, shape=len(bm))
             pooled = _pooled(g_method)  # a method measured in one group has no spread: its mean is the method's
             offset = _partially_centred("z_b", beta[g_method], tau_b[g_method], _weights(info["gb"], 1.0) * pooled)
             mu_b = pm.Deterministic("mu_b", beta[g_method] + pooled * offset)
@@ -111,14 +118,14 @@ def build_model(design: Design, *, lkj_eta: float = 2.0) -> pm.Model:
             o = d.ordinal
             n_levels = d.ordinal_counts.shape[1]
             g_method = d.ordinal_groups[d.columns.method].map({m: j for j, m in enumerate(d.ordinal_methods)})
-            tau_o = pm.HalfNormal("tau_o", 1.0, shape=len(d.ordinal_methods))
+            tau_o = pm.HalfNormal("tau_o", 1.0 * prior_scale, shape=len(d.ordinal_methods))
             g_ord = g_method.to_numpy()
             pooled = _pooled(g_ord)
             offset = _partially_centred("z_o", 0.0, tau_o[g_ord], _weights(info["go"], 1.0) * pooled)
             mu_o = pm.Deterministic("mu_o", pooled * offset)
             start = np.linspace(-2.0, 2.0, n_levels - 1)
             cut = pm.Normal(
-                "cut", 0.0, 2.5, shape=(len(d.ordinal_methods), n_levels - 1),
+                "cut", 0.0, 2.5 * prior_scale, shape=(len(d.ordinal_methods), n_levels - 1),
                 transform=pm.distributions.transforms.ordered,
                 initval=np.tile(start, (len(d.ordinal_methods), 1)),
             )  # fmt: skip
@@ -137,8 +144,11 @@ def build_model(design: Design, *, lkj_eta: float = 2.0) -> pm.Model:
         s = d.scores[d.item_mask()[d.scores["k_m"].to_numpy(dtype=int)] > 0] if len(d.scores) else d.scores
         if len(s):
             sm = {m: j for j, m in enumerate(d.score_methods)}
-            a_s = pm.Normal("a_s", 0.0, 1.0, shape=len(d.score_groups))
-            sigma_s = pm.HalfNormal("sigma_s", 1.0, shape=len(d.score_methods))
+            a_s = pm.Normal("a_s", 0.0, 1.0 * prior_scale, shape=len(d.score_groups))
+            # zero-avoiding prior (Chung et al. 2013): with about one score per item the item effect can absorb
+            # every score, and under a half-normal the noise SD then sinks to zero, a funnel that made all the
+            # demo's divergences (their median sigma_s 0.05 against 0.69 over all draws, the embedding method's)
+            sigma_s = pm.Gamma("sigma_s", alpha=2.0, beta=2.0 / prior_scale, shape=len(d.score_methods))
             mu_s = a_s[s["g"].to_numpy()] + b_item[s["i"].to_numpy(), s["k_m"].to_numpy()]
             z = pm.Data("score_z", s["z"].to_numpy(dtype=float))
             pm.Normal("y_score", mu_s, sigma_s[s[d.columns.method].map(sm).to_numpy()], observed=z)

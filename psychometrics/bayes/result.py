@@ -20,9 +20,9 @@ from bias_validity.psychometrics.bayes.design import Columns, Design, index_desi
 __all__ = ["FIT_FORMAT", "BayesFit", "load_fit"]
 
 #: Version of what :meth:`BayesFit.save` writes beside the posterior; :func:`load_fit` reads this version only.
-FIT_FORMAT = 1
+FIT_FORMAT = 2
 _PREFIX = "bias_validity_"
-_TABLES = ("quantities", "quantity_diagnostics")
+_TABLES = ("quantities", "quantity_diagnostics", "ppc")
 
 
 @dataclass
@@ -38,6 +38,8 @@ class BayesFit:
     diagnostics: dict[str, object]
     config: FitConfig = field(default_factory=FitConfig)  #: the settings of the last (returned) attempt
     seconds: float = float("nan")  #: wall-clock time of compile plus sampling, every attempt included
+    #: posterior predictive check per group (:func:`bias_validity.psychometrics.bayes.ppc.posterior_predictive_check`)
+    ppc: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def sampler(self) -> str:
@@ -133,4 +135,5 @@ def load_fit(path: str | Path) -> BayesFit:
         diagnostics=json.loads(attrs[f"{_PREFIX}diagnostics"]),
         config=FitConfig(**json.loads(attrs[f"{_PREFIX}config"])),
         seconds=float(attrs[f"{_PREFIX}seconds"]),
+        ppc=tables["ppc"],
     )

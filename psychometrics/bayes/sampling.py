@@ -6,6 +6,8 @@ import contextlib
 import importlib.util
 import logging
 import os
+import sys
+import threading
 import time
 from dataclasses import dataclass
 
@@ -46,10 +48,11 @@ def sample(model: pm.Model, config: FitConfig) -> SampleRun:
     if importlib.util.find_spec(_REQUIRES[sampler]) is None:
         raise ValueError(f"sampler {sampler!r} needs the package {_REQUIRES[sampler]!r}: pip install {sampler}")
     start = time.perf_counter()
+    heartbeat = _heartbeat(config, start) if config.progress else contextlib.nullcontext()
     logging.getLogger("pymc").setLevel(logging.ERROR)
     in_process = sampler != "pymc"
     # PyMC's own sampler runs chains in processes and divides BLAS threads among them itself (blas_cores="auto")
-    with model, single_threaded_blas() if in_process else contextlib.nullcontext():
+    with model, heartbeat, single_threaded_blas() if in_process else contextlib.nullcontext():
         idata = pm.sample(
             draws=config.draws,
             tune=config.tune,
@@ -63,3 +66,31 @@ def sample(model: pm.Model, config: FitConfig) -> SampleRun:
             blas_cores=None if in_process else "auto",
         )
     return SampleRun(idata=idata, sampler=sampler, seconds=time.perf_counter() - start)
+
+
+_HEARTBEAT_S = 30.0
+
+
+@contextlib.contextmanager
+def _heartbeat(config: FitConfig, start: float):
+    """Print to stderr what is sampled, then the elapsed time every 30 s until sampling ends, then the total.
+
+    nutpie's own progress bar draws only on a terminal (and numpyro's through PyMC not at all), so a fit run from a
+    script or a batch job would otherwise print nothing for minutes; a background thread keeps one line per beat.
+    """
+    what = f"{config.chains} chains x ({config.tune} warm-up + {config.draws} draws), {config.sampler}"
+    print(f"sampling {what}", file=sys.stderr, flush=True)
+    done = threading.Event()
+
+    def beat() -> None:
+        while not done.wait(_HEARTBEAT_S):
+            print(f"sampling {what}: {time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
+
+    thread = threading.Thread(target=beat, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+        print(f"sampled {what} in {time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)

@@ -48,7 +48,8 @@ def simulate_study(
     dict of DataFrame
         ``binary`` (cell columns, ``k``, ``n``), ``ordinal`` (cell columns, ``level``, ``n``), ``scores`` (cell
         columns, ``score``) and ``truth`` (unit, trait, method, ``sc``: the design-averaged probability of a
-        consistent answer, or of agreeing (level >= 4) for ordinal methods, that the fit should recover).
+        consistent answer, or for ordinal methods of agreeing (4-5) among the answers that take a side (1, 2, 4, 5), as
+        :mod:`bias_validity.psychometrics.bayes.derived` defines the SC: what the fit should recover).
 
     Notes
     -----
@@ -100,7 +101,7 @@ def simulate_study(
             elif m in ordinal_methods:
                 cdf = np.append(expit(cut - eta), 1.0)
                 p_level = np.diff(cdf, prepend=0.0)
-                probs.append(1 - cdf[2])
+                probs.append((1 - cdf[2]) / (1 - cdf[2] + cdf[1]))  # P(4-5 | a side taken), as the SC is defined
                 for lv, n in enumerate(rng.multinomial(reps, p_level), start=1):
                     rows["ordinal"].append({**key, "level": lv, "n": int(n)})
             else:
