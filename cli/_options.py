@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from bias_validity.psychometrics.bayes.config import SAMPLERS, FitConfig
 
-__all__ = ["add_fit_arguments", "fit_config"]
+if TYPE_CHECKING:
+    from bias_validity.probes.store import Study
+
+__all__ = ["add_fit_arguments", "fit_config", "add_run_argument", "read_run"]
 
 
 def add_fit_arguments(p: argparse.ArgumentParser, *, seed_help: str = "sampler seed") -> None:
@@ -27,3 +31,21 @@ def fit_config(args: argparse.Namespace) -> FitConfig:
     return FitConfig(sampler=args.sampler, draws=args.draws, tune=args.tune, chains=args.chains, seed=args.seed,
                      max_draws=args.max_draws or None)  # fmt: skip
 
+
+
+def add_run_argument(p: argparse.ArgumentParser) -> None:
+    """The ``--run`` option of the commands that analyse a store (``summary``, ``fit``, ``report``, ``compare``)."""
+    p.add_argument("--run", type=int, metavar="N",
+                   help="analyse run N of the store (default: its latest run; runs are never pooled)")  # fmt: skip
+
+
+def read_run(store: str, run: int | None) -> Study:
+    """Read one run of ``store`` for analysis; when the store holds several, say on stderr which one."""
+    import sys
+
+    from bias_validity.probes.store import read_study
+
+    study = read_study(store, run=run)
+    if study.run_note:
+        print(f"{store}: {study.run_note}", file=sys.stderr)
+    return study

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from bias_validity.cli._options import add_fit_arguments, fit_config
+from bias_validity.cli._options import add_fit_arguments, add_run_argument, fit_config, read_run
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -23,6 +23,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--models", nargs=2, required=True, metavar=("A", "B"), help="the two models to compare")
     p.add_argument("--json", action="store_true", help="print records and diagnostics as JSON")
     add_fit_arguments(p)
+    add_run_argument(p)
     p.set_defaults(func=run)
 
 
@@ -40,14 +41,13 @@ def run(args: argparse.Namespace) -> int:
         fit = load_fit(args.fit)
         if args.store:
             from bias_validity.analyses.fit import check_fit_matches
-            from bias_validity.probes.store import read_responses
 
-            check_fit_matches(fit, read_responses(args.store), fit_name=args.fit, responses_name=args.store)
+            responses = read_run(args.store, args.run).responses
+            check_fit_matches(fit, responses, fit_name=args.fit, responses_name=args.store)
     else:
         from bias_validity.analyses.fit import fit_responses
-        from bias_validity.probes.store import read_responses
 
-        responses = read_responses(args.store)
+        responses = read_run(args.store, args.run).responses
         known = sorted(set(responses["model"].astype(str)))
         for name in (a, b):
             if name not in known:

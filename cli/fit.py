@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from bias_validity.cli._options import add_fit_arguments, fit_config
+from bias_validity.cli._options import add_fit_arguments, add_run_argument, fit_config, read_run
 from bias_validity.psychometrics.bayes.diagnostics import describe_gate
 
 
@@ -23,6 +23,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print quantities and diagnostics as JSON")
     p.add_argument("--models-file", help="CSV/JSON of model metadata, for base-vs-tuned contrasts")
     add_fit_arguments(p)
+    add_run_argument(p)
     p.set_defaults(func=run)
 
 
@@ -31,10 +32,9 @@ def run(args: argparse.Namespace) -> int:
     import sys
 
     from bias_validity.analyses.fit import fit_responses
-    from bias_validity.probes.store import read_responses
 
     config = fit_config(args)
-    responses = read_responses(args.store)
+    responses = read_run(args.store, args.run).responses
     meta = None
     if args.models_file:
         from bias_validity.analyses.models_meta import read_models_meta

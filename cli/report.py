@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from bias_validity.cli._options import add_fit_arguments, fit_config
+from bias_validity.cli._options import add_fit_arguments, add_run_argument, fit_config, read_run
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -25,6 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     group.add_argument("--no-fit", action="store_true", help="report without the Bayesian model (classical intervals)")
     p.add_argument("--models-file", help="CSV of model metadata (family, parameters, training tokens, aligned) for Q6")
     add_fit_arguments(p, seed_help="seed of the bootstraps and the sampler")
+    add_run_argument(p)
     p.set_defaults(func=run)
 
 
@@ -32,12 +33,11 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from bias_validity.analyses.report import build_report
-    from bias_validity.probes.store import read_study
     from bias_validity.reports import REPORT_SUFFIXES, write_report
 
     if Path(args.out).suffix.lower() not in REPORT_SUFFIXES:
         raise ValueError(f"{args.out}: unknown report format; use one of {', '.join(REPORT_SUFFIXES)}")
-    study = read_study(args.store)
+    study = read_run(args.store, args.run)
     responses = study.responses
     models_meta = None
     if args.models_file:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from bias_validity.cli._options import add_run_argument, read_run
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
@@ -15,6 +17,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("store", help="the SQLite store")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    add_run_argument(p)
     p.set_defaults(func=run)
 
 
@@ -22,13 +25,13 @@ def run(args: argparse.Namespace) -> int:
     import json
 
     from bias_validity.analyses.summary import sc_table
-    from bias_validity.probes.store import read_study
 
-    study = read_study(args.store)
+    study = read_run(args.store, args.run)
     table, skipped = sc_table(study.responses), study.skipped
     if args.json:
         cells = json.loads(table.to_json(orient="records"))
-        payload = {"store": args.store, "ci": table.attrs["ci"], "interval": table.attrs["method"], "cells": cells,
+        payload = {"store": args.store, "run": study.run, "runs": list(study.run_ids), "ci": table.attrs["ci"],
+                   "interval": table.attrs["method"], "cells": cells,
                    "skipped": skipped.to_dict("records")}  # fmt: skip
         print(json.dumps(payload, indent=2))
         return 0
