@@ -8,6 +8,7 @@ prefix its batch shares, and scores every option from that prompt's cache.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Sequence
@@ -17,9 +18,12 @@ import numpy as np
 
 from bias_validity.probes.backends.base import Backend, Capability, Completion, GenerationRequest, Unsupported
 from bias_validity.probes.backends.model_cache import converted_model_dir, model_dir_for
-from bias_validity.probes.backends.packaged import PACKAGED_MODELS, packaged_model
+from bias_validity.probes.backends.packaged import PACKAGED_MODELS, gguf_sha256, packaged_model, sha256_file
 
-__all__ = ["HFBackend", "load_hf_backend"]
+#: The files of a model directory whose bytes decide its answers (weights and architecture).
+_WEIGHT_SUFFIXES = (".safetensors", ".bin")
+
+__all__ = ["HFBackend", "load_hf_backend", "identify_hf"]
 
 
 class HFBackend(Backend):
@@ -31,7 +35,14 @@ class HFBackend(Backend):
     """
 
     def __init__(
-        self, model_dir: Path, *, name: str, provenance: dict[str, object], batch_size: int, max_new_tokens: int | None
+        self,
+        model_dir: Path,
+        *,
+        name: str,
+        identity: dict[str, object],
+        provenance: dict[str, object],
+        batch_size: int,
+        max_new_tokens: int | None,
     ) -> None:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -55,6 +66,12 @@ class HFBackend(Backend):
         eos = [eos] if isinstance(eos, int) else list(eos or [])
         self._eos = sorted({self.tokenizer.eos_token_id, *eos} - {None})
         self._provenance = provenance
+        self._identity = identity
+
+    @property
+    def identity(self) -> dict[str, object]:
+        """Name and the sha256 of the packaged GGUF file or of the directory's weights (:func:`identify_hf`)."""
+        return dict(self._identity)
 
     @property
     def provenance(self) -> dict[str, object]:
@@ -103,11 +120,11 @@ class HFBackend(Backend):
 
         torch = self._torch
         limits = [self.max_new_tokens or r.max_new_tokens for r in requests]
-        input_ids, mask = _pad(prompts, self._pad, left=True)
         sampler = _PerRequestSampler([r.temperature for r in requests], [r.seed for r in requests])
         config = GenerationConfig(
             do_sample=False, max_new_tokens=max(limits), pad_token_id=self._pad, eos_token_id=self._eos
         )
+        input_ids, mask = _pad(prompts, self._pad, left=True)
         with torch.inference_mode():
             out = self.model.generate(
                 input_ids=input_ids,
@@ -324,9 +341,9 @@ def load_hf_backend(name: str, *, batch_size: int = 16, max_new_tokens: int | No
         raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
     if max_new_tokens is not None and (not isinstance(max_new_tokens, int) or max_new_tokens < 1):
         raise ValueError(f"max_new_tokens must be a positive integer or None, got {max_new_tokens!r}")
+    identity = identify_hf(name, max_new_tokens=max_new_tokens)
     _limit_threads()
     if name in PACKAGED_MODELS:
-        model = packaged_model(name)
         existed = model_dir_for(name).exists()
         model_dir = converted_model_dir(name)
         conversion = json.loads((model_dir / "bias_validity_conversion.json").read_text())
@@ -336,18 +353,59 @@ def load_hf_backend(name: str, *, batch_size: int = 16, max_new_tokens: int | No
             "gguf_file": conversion["gguf_file"],
             "gguf_sha256": conversion["gguf_sha256"],
         }
-        display = model.display_name
-    elif (Path(name).expanduser() / "config.json").is_file():
+    else:
         model_dir = Path(name).expanduser().resolve()
         provenance = {"source": "directory", "model_dir": str(model_dir)}
-        display = model_dir.name
-    else:
+    return HFBackend(
+        model_dir,
+        name=str(identity["name"]),
+        identity=identity,
+        provenance=provenance,
+        batch_size=batch_size,
+        max_new_tokens=max_new_tokens,
+    )
+
+
+def identify_hf(name: str, *, max_new_tokens: int | None = None, **_options: object) -> dict[str, object]:
+    """The identity of a local model, found without loading it: what a resumed run must match.
+
+    Parameters
+    ----------
+    name : str
+        A packaged model's alias or a model directory, as for :func:`load_hf_backend`.
+    max_new_tokens : int or None
+        The backend's own token limit, as for :func:`load_hf_backend` (recorded when set: it changes answers).
+
+    Returns
+    -------
+    dict
+        ``name`` (the ``model`` column: ``hf:<display name>``) and ``gguf_file`` and ``gguf_sha256`` for a
+        packaged model (a re-quantised file has another hash), or ``weights_sha256`` for a directory: one sha256
+        over its ``config.json`` and weight files (``*.safetensors``, ``*.bin``), in name order.
+
+    Examples
+    --------
+    >>> identify_hf("smollm2")["name"]
+    'hf:SmolLM2-135M-Instruct-Q4_1'
+    >>> identify_hf("llama")
+    Traceback (most recent call last):
+    ...
+    ValueError: hf model 'llama' is neither a packaged model (smollm2, gemma3-270m) nor a model directory
+    """
+    chosen = {} if max_new_tokens is None else {"max_new_tokens": max_new_tokens}
+    if name in PACKAGED_MODELS:
+        model = packaged_model(name)
+        found = {"gguf_file": model.gguf_file, "gguf_sha256": gguf_sha256(name)}
+        return {"name": f"hf:{model.display_name}", **found, **chosen}
+    directory = Path(name).expanduser()
+    if not (directory / "config.json").is_file():
         raise ValueError(
             f"hf model {name!r} is neither a packaged model ({', '.join(PACKAGED_MODELS)}) nor a model directory"
         )
-    return HFBackend(
-        model_dir, name=f"hf:{display}", provenance=provenance, batch_size=batch_size, max_new_tokens=max_new_tokens
-    )
+    directory = directory.resolve()
+    files = sorted(p for p in directory.iterdir() if p.suffix in _WEIGHT_SUFFIXES or p.name == "config.json")
+    combined = hashlib.sha256("".join(f"{p.name}:{sha256_file(p)}\n" for p in files).encode()).hexdigest()
+    return {"name": f"hf:{directory.name}", "weights_sha256": combined, **chosen}
 
 
 def _error(error: Exception) -> Completion:

@@ -23,7 +23,7 @@ import httpx
 from bias_validity.probes.backends._http_retry import RetryPolicy, post_json
 from bias_validity.probes.backends.base import Backend, Capability, Completion, GenerationRequest, Unsupported
 
-__all__ = ["OpenAICompatBackend", "load_openai_backend"]
+__all__ = ["OpenAICompatBackend", "load_openai_backend", "identify_openai"]
 
 logger = logging.getLogger(__name__)
 
@@ -246,18 +246,8 @@ def load_openai_backend(
     >>> backend.name, sorted(backend.capabilities)
     ('openai:m', ['chat'])
     """
-    if not base_urls:
-        raise ValueError("base_urls is empty: give at least one server, e.g. http://127.0.0.1:8000/v1")
-    for url in base_urls:
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"base URL {_public_url(url)!r} is not an http(s) URL, e.g. http://127.0.0.1:8000/v1")
-    for label, value, low in (("concurrency", concurrency, 1), ("max_retries", max_retries, 0)):
-        if not isinstance(value, int) or value < low:
-            raise ValueError(f"{label} must be an integer >= {low} (got {value!r})")
-    for label, value in (("timeout", timeout), ("backoff_base", backoff_base), ("backoff_max", backoff_max)):
-        if not value > 0:
-            raise ValueError(f"{label} must be > 0 seconds (got {value!r})")
+    identify_openai(name, base_urls=base_urls, concurrency=concurrency, timeout=timeout, max_retries=max_retries,
+                    backoff_base=backoff_base, backoff_max=backoff_max)  # fmt: skip
     backend = OpenAICompatBackend(
         name,
         base_urls=base_urls,
@@ -270,6 +260,47 @@ def load_openai_backend(
     if probe:
         backend.probe()
     return backend
+
+
+def identify_openai(
+    name: str,
+    *,
+    base_urls: Sequence[str],
+    concurrency: int = 8,
+    timeout: float = 60.0,
+    max_retries: int = 6,
+    backoff_base: float = 0.5,
+    backoff_max: float = 30.0,
+    **_ignored: object,
+) -> dict[str, object]:
+    """Check the connection options without contacting a server, and return the model's identity: its name.
+
+    The API gives no weights hash or revision, so the served model's name is its identity (``openai:<name>``);
+    a deployment that moves to other URLs keeps it. Raises ``ValueError`` for options
+    :func:`load_openai_backend` would refuse.
+
+    Examples
+    --------
+    >>> identify_openai("m", base_urls=["http://127.0.0.1:8000/v1"])
+    {'name': 'openai:m'}
+    >>> identify_openai("m", base_urls=["127.0.0.1:8000"])
+    Traceback (most recent call last):
+    ...
+    ValueError: base URL '<invalid URL>' is not an http(s) URL, e.g. http://127.0.0.1:8000/v1
+    """
+    if not base_urls:
+        raise ValueError("base_urls is empty: give at least one server, e.g. http://127.0.0.1:8000/v1")
+    for url in base_urls:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"base URL {_public_url(url)!r} is not an http(s) URL, e.g. http://127.0.0.1:8000/v1")
+    for label, value, low in (("concurrency", concurrency, 1), ("max_retries", max_retries, 0)):
+        if not isinstance(value, int) or value < low:
+            raise ValueError(f"{label} must be an integer >= {low} (got {value!r})")
+    for label, value in (("timeout", timeout), ("backoff_base", backoff_base), ("backoff_max", backoff_max)):
+        if not value > 0:
+            raise ValueError(f"{label} must be > 0 seconds (got {value!r})")
+    return {"name": f"openai:{name}"}
 
 
 def _run(*coros: Coroutine) -> list:
