@@ -46,18 +46,25 @@ def add_collect_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--base-url", action="append", help="OpenAI-compatible server URL, repeatable (openai: models)")
     p.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the API key")
     p.add_argument("--concurrency", type=int, default=8, help="parallel HTTP requests (openai: models)")
+    p.add_argument("--score-prefix", help="context the logprob sentences are scored in, as text (hf: and openai: "
+                   "models; default: the model's start token locally, none over HTTP). A llama-cpp-python server "
+                   "needs it to begin with the model's BOS token: '<|im_start|><|endoftext|>' for SmolLM2")  # fmt: skip
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
 def backend_options(args: argparse.Namespace, spec: str) -> dict[str, object]:
     """Keyword options for ``load_backend`` from the command line, by backend prefix."""
+    prefix = {} if args.score_prefix is None else {"score_prefix": args.score_prefix}
     if spec.startswith("openai:"):
         if not args.base_url:
             raise ValueError(f"{spec} needs --base-url (the OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1)")
-        return {"base_urls": args.base_url, "api_key_env": args.api_key_env, "concurrency": args.concurrency}
+        return {"base_urls": args.base_url, "api_key_env": args.api_key_env, "concurrency": args.concurrency,
+                **prefix}  # fmt: skip
     if args.base_url:
         raise ValueError(f"--base-url applies to openai: models, not {spec}")
-    return {}
+    if prefix and not spec.startswith("hf:"):
+        raise ValueError(f"--score-prefix applies to hf: and openai: models, not {spec}")
+    return prefix
 
 
 def _design(args: argparse.Namespace) -> dict[str, object]:

@@ -43,6 +43,7 @@ class HFBackend(Backend):
         provenance: dict[str, object],
         batch_size: int,
         max_new_tokens: int | None,
+        score_prefix: str | None = None,
     ) -> None:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -61,6 +62,7 @@ class HFBackend(Backend):
         )
         self.embedding_layer = self.model.config.num_hidden_layers // 2
         self._start = _start_ids(self.tokenizer)
+        self._score_start = self._start if score_prefix is None else self._text_ids(score_prefix)
         self._pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self._start[0]
         eos = self.model.generation_config.eos_token_id
         eos = [eos] if isinstance(eos, int) else list(eos or [])
@@ -158,9 +160,11 @@ class HFBackend(Backend):
         """log P(text) summed over the text's tokens, each conditioned on the start token and the tokens before it.
 
         No chat template. The start token is the one the tokenizer adds (Gemma's ``<bos>``), or, for a tokenizer
-        that adds none, its document separator ``<|endoftext|>`` (SmolLM2's pretraining separator), else its BOS.
+        that adds none, its document separator ``<|endoftext|>`` (SmolLM2's pretraining separator), else its BOS;
+        a ``score_prefix`` given to :func:`load_hf_backend` replaces it (to score as a server does that needs
+        another context, see ``load_openai_backend``).
         """
-        scores = self._score([self._start] * len(texts), [[self._text_ids(text)] for text in texts])
+        scores = self._score([self._score_start] * len(texts), [[self._text_ids(text)] for text in texts])
         return [row[0] for row in scores]
 
     def _score(self, contexts: Sequence[list[int]], continuations: Sequence[Sequence[list[int]]]) -> list[list[float]]:
@@ -301,7 +305,9 @@ class _PerRequestSampler:
         return out
 
 
-def load_hf_backend(name: str, *, batch_size: int = 16, max_new_tokens: int | None = None) -> HFBackend:
+def load_hf_backend(
+    name: str, *, batch_size: int = 16, max_new_tokens: int | None = None, score_prefix: str | None = None
+) -> HFBackend:
     """Load a local transformers model: a packaged GGUF model by alias, or a model directory.
 
     Parameters
@@ -313,6 +319,9 @@ def load_hf_backend(name: str, *, batch_size: int = 16, max_new_tokens: int | No
         Sequences per forward pass.
     max_new_tokens : int or None, default None
         Caps every generation at this many tokens; ``None`` uses each request's ``max_new_tokens``.
+    score_prefix : str or None, default None
+        The context the logprob method's sentences are conditioned on, as text (special tokens allowed); ``None``
+        uses the model's start token (see :meth:`HFBackend.sequence_logprobs`).
 
     Returns
     -------
@@ -341,7 +350,7 @@ def load_hf_backend(name: str, *, batch_size: int = 16, max_new_tokens: int | No
         raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
     if max_new_tokens is not None and (not isinstance(max_new_tokens, int) or max_new_tokens < 1):
         raise ValueError(f"max_new_tokens must be a positive integer or None, got {max_new_tokens!r}")
-    identity = identify_hf(name, max_new_tokens=max_new_tokens)
+    identity = identify_hf(name, max_new_tokens=max_new_tokens, score_prefix=score_prefix)
     _limit_threads()
     if name in PACKAGED_MODELS:
         existed = model_dir_for(name).exists()
@@ -363,18 +372,22 @@ def load_hf_backend(name: str, *, batch_size: int = 16, max_new_tokens: int | No
         provenance=provenance,
         batch_size=batch_size,
         max_new_tokens=max_new_tokens,
+        score_prefix=score_prefix,
     )
 
 
-def identify_hf(name: str, *, max_new_tokens: int | None = None, **_options: object) -> dict[str, object]:
+def identify_hf(
+    name: str, *, max_new_tokens: int | None = None, score_prefix: str | None = None, **_options: object
+) -> dict[str, object]:
     """The identity of a local model, found without loading it: what a resumed run must match.
 
     Parameters
     ----------
     name : str
         A packaged model's alias or a model directory, as for :func:`load_hf_backend`.
-    max_new_tokens : int or None
-        The backend's own token limit, as for :func:`load_hf_backend` (recorded when set: it changes answers).
+    max_new_tokens, score_prefix
+        The backend's own token limit and scoring context, as for :func:`load_hf_backend` (recorded when set: they
+        change answers).
 
     Returns
     -------
@@ -392,7 +405,7 @@ def identify_hf(name: str, *, max_new_tokens: int | None = None, **_options: obj
     ...
     ValueError: hf model 'llama' is neither a packaged model (smollm2, gemma3-270m) nor a model directory
     """
-    chosen = {} if max_new_tokens is None else {"max_new_tokens": max_new_tokens}
+    chosen = {k: v for k, v in (("max_new_tokens", max_new_tokens), ("score_prefix", score_prefix)) if v is not None}
     if name in PACKAGED_MODELS:
         model = packaged_model(name)
         found = {"gguf_file": model.gguf_file, "gguf_sha256": gguf_sha256(name)}
