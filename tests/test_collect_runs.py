@@ -18,13 +18,12 @@ from _support.tiny_model import make_tiny_model, perturb_weights
 
 import bias_validity
 from bias_validity.cli import main
-from bias_validity.probes.run_spec import templates_digest
 from bias_validity.probes.schema import response_id
 from bias_validity.probes.store import ResponseStore, read_study
 
-DESIGN = ["--dimensions", "gender_career", "--items-per-dimension", "1", "--methods", "implicit", "explicit",
-          "logprob", "embedding", "--sessions", "1", "--reps", "1", "--max-new-tokens", "4", "--batch-size", "8",
-          "--no-progress"]  # fmt: skip
+# the default token limit: the same commands run on the toolkit from before the run spec (and --max-new-tokens)
+DESIGN = ["--dimensions", "gender_career", "--items-per-dimension", "1", "--methods", "implicit", "logprob",
+          "embedding", "--sessions", "1", "--reps", "1", "--batch-size", "16", "--no-progress"]  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +61,7 @@ def _spec_entries(path) -> int:
 
 def test_same_settings_resume_and_ask_nothing(tiny, study, capsys):
     before = _rows(study)
-    assert len(before) > 30 and set(before["run"]) == {1}
+    assert len(before) == 30 and set(before["run"]) == {1}  # implicit 12, logprob 4 + 12 closed-set, embedding 2
     assert _collect(tiny, study) == 0
     out = capsys.readouterr().out
     assert f"{len(before)} already stored, 0 asked, 0 stored now" in out
@@ -74,16 +73,13 @@ def test_same_settings_resume_and_ask_nothing(tiny, study, capsys):
     [
         (["--seed", "1"], "seed: 0 in the store, 1 now"),
         (["--temperature", "1.0"], "temperature: 0.7 in the store, 1.0 now"),
-        (["--max-new-tokens", "5"], "max_new_tokens: 4 in the store, 5 now"),
+        (["--max-new-tokens", "5"], "max_new_tokens: 24 in the store, 5 now"),
     ],
     ids=["seed", "temperature", "max_new_tokens"],
 )
 def test_a_changed_decoding_setting_stops_before_asking(tiny, study, capsys, option, line):
     before, entries = _rows(study), _spec_entries(study)
-    design = list(DESIGN)
-    if option[0] in design:  # the option replaces the design's own value
-        del design[design.index(option[0]) : design.index(option[0]) + 2]
-    assert main(["collect", "--model", f"hf:{tiny}", *design, *option, "--out", str(study)]) == 2
+    assert _collect(tiny, study, *option) == 2
     err = capsys.readouterr().err
     assert "run 1 holds hf:tiny-llama's answers collected under other settings" in err
     assert f"\n  {line}\n" in err + "\n" and err.count("\n  ") == 1  # that field, and only that one
@@ -94,6 +90,8 @@ def test_a_changed_decoding_setting_stops_before_asking(tiny, study, capsys, opt
 @pytest.mark.parametrize("field", ["toolkit_version", "templates", "stimuli"])
 def test_a_store_built_by_other_prompts_is_not_resumed(tiny, study, capsys, field):
     """The stored spec edited as a store of another toolkit version, template set or stimulus file would hold."""
+    from bias_validity.probes.run_spec import templates_digest
+
     old = {"toolkit_version": "0.0.1", "templates": "0123456789abcdef", "stimuli": {"gender_career": "fedcba"}}[field]
     with sqlite3.connect(study) as conn:
         spec = json.loads(conn.execute("SELECT spec FROM runs").fetchone()[0])
@@ -129,8 +127,8 @@ def test_other_weights_under_the_same_name_are_not_resumed(tiny, tmp_path, capsy
 def test_extending_the_study_resumes_the_same_run(tiny, study, capsys):
     before = _rows(study)
     extended = ["--dimensions", "gender_career", "race", "--items-per-dimension", "2", "--methods", "implicit",
-                "explicit", "logprob", "embedding", "ablated", "--sessions", "2", "--reps", "2",
-                "--max-new-tokens", "4", "--batch-size", "64", "--no-progress"]  # fmt: skip
+                "logprob", "embedding", "explicit", "--sessions", "2", "--reps", "2", "--batch-size", "64",
+                "--no-progress"]  # fmt: skip
     assert main(["collect", "--model", f"hf:{tiny}", *extended, "--out", str(study)]) == 0
     assert f"{len(before)} already stored" in capsys.readouterr().out
     after = _rows(study)
@@ -139,7 +137,7 @@ def test_extending_the_study_resumes_the_same_run(tiny, study, capsys):
     pd.testing.assert_frame_equal(kept, before)  # nothing already stored is changed, created_at included
     grown = after.groupby("method")["response_id"].count()
     assert grown["implicit"] == 2 * 2 * 2 * 2 * (before["method"] == "implicit").sum()  # dims, items, sessions, reps
-    assert {"ablated", "implicit", "explicit", "logprob", "embedding"} <= set(grown.index)
+    assert set(grown.index) == {"implicit", "explicit", "logprob", "embedding"}
 
 
 def test_a_new_run_keeps_both_and_analyses_read_one(tiny, study, capsys):
@@ -200,7 +198,7 @@ def test_a_schema_1_store_becomes_run_1_unchanged_and_is_not_resumed_blindly(tin
         conn.execute("INSERT INTO responses (response_id, model, dimension, method, template_id, item_id, \"order\", "
                      "session, rep, status, consistent, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'ok', 1, "
                      "'then')", (old_id, *key.values()))  # fmt: skip
-        old_spec = {"model": "hf:tiny-llama", "seed": 0, "temperature": 0.7, "max_new_tokens": 4}
+        old_spec = {"model": "hf:tiny-llama", "seed": 0, "temperature": 0.7, "max_new_tokens": 24}
         conn.execute("INSERT INTO runs (spec) VALUES (?)", (json.dumps(old_spec),))
         conn.execute("INSERT INTO skipped VALUES ('hf:tiny-llama', 'reflection', 'a reason')")
     study = read_study(path)
