@@ -1,4 +1,5 @@
-"""Closed-set exact scoring versus generate-and-parse on the same implicit design and model.
+"""Closed-set exact scoring versus generate-and-parse, and generation with and without the prefix cache, on the
+same implicit design and model.
 
 Both score the same questions (the implicit prompt with its two possible answers); generate-and-parse samples an
 answer and parses it, closed-set scoring reads the exact probability of each answer. Prints responses per second of
@@ -9,8 +10,13 @@ Also both SC estimates: the sampled share of consistent answers among parseable 
 exact answer probabilities (mean P(consistent answer | one of the two answers)), and the torch threads and the
 1-minute load average before the run (other processes on the machine slow both sides, not always equally).
 
+The prefix cache (``HFBackend.prefix_cache``): the same questions generated with the prompt prefix a batch shares
+(system line and worked example) run once from a key/value cache, and without, alternating twice;
+``ratio_prefix_cache_vs_uncached`` is answers per second with over without, and ``prefix_cache_answers_identical``
+whether every answer was the same on both paths.
+
 Usage: python bench/collect.py [--model hf:smollm2] [--dimensions gender_career race] [--items 8]
-                              [--thread-counts 1 2]
+                              [--thread-counts 1 2] [--cache-rounds 2]
 The last line printed is one JSON object.
 """
 
@@ -55,6 +61,25 @@ def _closed_set(backend, questions, bs):  # noqa: ANN001, ANN202
     return p_consistent, time.perf_counter() - start
 
 
+def _by_prefix_cache(backend, questions, bs, rounds):  # noqa: ANN001, ANN202
+    """Generated answers per second without and with the prefix cache (alternating), and whether all agreed."""
+    seconds, texts = {False: 0.0, True: 0.0}, {False: [], True: []}
+    for r in range(rounds):
+        for cached in (False, True) if r % 2 == 0 else (True, False):
+            backend.prefix_cache = cached
+            start = time.perf_counter()
+            for i in range(0, len(questions), bs):
+                chunk = questions[i : i + bs]
+                requests = [GenerationRequest(q.messages, q.seed, 0.7, int(q.params["max_new_tokens"])) for q in chunk]
+                texts[cached].append([c.text for c in backend.generate(requests)])
+            seconds[cached] += time.perf_counter() - start
+    backend.prefix_cache = True
+    uncached, cached = (rounds * len(questions) / seconds[k] for k in (False, True))
+    return {"generate_answers_per_s_uncached": round(uncached, 2), "generate_answers_per_s_prefix_cache":
+            round(cached, 2), "ratio_prefix_cache_vs_uncached": round(cached / uncached, 2),
+            "prefix_cache_answers_identical": texts[False] == texts[True]}  # fmt: skip
+
+
 def _by_threads(backend, questions, bs, counts, rounds=2):  # noqa: ANN001, ANN202
     """Responses per second of each path at each torch thread count, alternating the counts over the rounds."""
     import torch
@@ -81,6 +106,8 @@ def main() -> None:
         "--thread-counts", type=int, nargs="+", default=[],
         help="also time both paths on the first 32 questions at each torch thread count (e.g. 1 2), alternating",
     )  # fmt: skip
+    parser.add_argument("--cache-rounds", type=int, default=2, help="rounds of generation without and with the "
+                        "prefix cache (0 skips the comparison)")  # fmt: skip
     args = parser.parse_args()
 
     load_before = os.getloadavg()[0]
@@ -117,6 +144,8 @@ def main() -> None:
         "sampled_ok_share": round(len(ok) / n, 4),
         "sc_expected_closed_set": round(sum(p_consistent) / n, 4),
     }
+    if args.cache_rounds:
+        figures |= _by_prefix_cache(backend, questions, bs, args.cache_rounds)
     if args.thread_counts:
         figures |= _by_threads(backend, questions[:32], bs, args.thread_counts)
     print(json.dumps(figures))

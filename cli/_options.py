@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from bias_validity.psychometrics.bayes.config import SAMPLERS, FitConfig
 
-__all__ = ["add_fit_arguments", "fit_config", "SOURCE_HELP", "open_study", "read_responses_table", "read_models_file"]
+if TYPE_CHECKING:
+    from bias_validity.probes.store import Study
+
+__all__ = ["add_fit_arguments", "fit_config", "add_run_argument", "read_run", "SOURCE_HELP", "open_study",
+           "read_responses_table", "read_models_file"]  # fmt: skip
 
 
 def add_fit_arguments(p: argparse.ArgumentParser, *, seed_help: str = "sampler seed") -> None:
@@ -53,11 +58,12 @@ def read_responses_table(path: str) -> object:
         raise ValueError(f"{path}: cannot be read as a {Path(path).suffix} table ({reason})") from None
 
 
-def open_study(path: str) -> object:
+def open_study(path: str, run: int | None = None) -> object:
     """The study a command analyses (a :class:`bias_validity.probes.store.Study`), whatever ``path`` holds.
 
-    A store is read as it is. A ``.csv``, ``.jsonl`` or ``.parquet`` responses table is validated as ``import``
-    validates it (one line naming the row and field of the first problem) and held in memory, with no skipped
+    A store is read one run at a time (:func:`read_run`: run ``run``, default the latest). A ``.csv``, ``.jsonl``
+    or ``.parquet`` responses table is validated as ``import`` validates it (one line naming the row and field of
+    the first problem) and held in memory, with no skipped
     methods and one run record naming the file. Anything else is refused in one line that says what the file is
     and what to give instead; nothing is written, so a file that is not a store never becomes one.
     """
@@ -71,9 +77,7 @@ def open_study(path: str) -> object:
     what = _describe(file)
     if what:
         raise ValueError(f"{path}: not a store or a responses table: {what}")
-    from bias_validity.probes.store import read_study
-
-    return read_study(path)
+    return read_run(path, run)
 
 
 def _table_study(path: str) -> object:
@@ -155,3 +159,20 @@ def read_models_file(path: str | None, responses: object) -> object:
     from bias_validity.analyses.models_meta import match_models, read_models_meta
 
     return match_models(read_models_meta(path), responses["model"].astype(str).unique())
+
+def add_run_argument(p: argparse.ArgumentParser) -> None:
+    """The ``--run`` option of the commands that analyse a store (``summary``, ``fit``, ``report``, ``compare``)."""
+    p.add_argument("--run", type=int, metavar="N",
+                   help="analyse run N of the store (default: its latest run; runs are never pooled)")  # fmt: skip
+
+
+def read_run(store: str, run: int | None) -> Study:
+    """Read one run of ``store`` for analysis; when the store holds several, say on stderr which one."""
+    import sys
+
+    from bias_validity.probes.store import read_study
+
+    study = read_study(store, run=run)
+    if study.run_note:
+        print(f"{store}: {study.run_note}", file=sys.stderr)
+    return study

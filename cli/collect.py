@@ -12,11 +12,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "collect",
         help="collect responses from a model into a store (resumable)",
         description="Ask a model the implicit, explicit, ablated, reflection, logprob and embedding questions and "
-        "store every answer. Run the same command again to resume after an interruption.",
+        "store every answer. Run the same command again to resume after an interruption, or to extend the study "
+        "(more reps, sessions, dimensions, items or methods). A store's run resumes only under the settings it was "
+        "collected with (model file, seed, temperature, token limit, templates, stimuli, toolkit version): "
+        "otherwise collect stops before asking, names each differing field and exits 2; --new-run collects into "
+        "the same store as a separate run. Everything is checked before a model is loaded. Prints how many "
+        "questions were asked, stored, skipped (by method, with the reason) and left with errors; exit status 1 "
+        "when answers were left with errors.",
         epilog=f"Example: {EXAMPLE}",
     )
     add_collect_arguments(p)
     p.add_argument("--out", required=True, help="the SQLite store to write (created or resumed)")
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--new-run", action="store_true",
+                       help="collect into a new run of the store (other settings than its runs')")  # fmt: skip
+    group.add_argument("--run", type=int, metavar="N", help="resume run N of the store (default: its latest run)")
     p.set_defaults(func=run)
 
 
@@ -31,53 +41,79 @@ def add_collect_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--items-per-dimension", type=int, help="use the first N items of each dimension")
     p.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
     p.add_argument("--temperature", type=float, default=0.7, help="sampling temperature (default 0.7)")
+    p.add_argument("--max-new-tokens", type=int, default=24, help="tokens generated per answer at most (default 24)")
     p.add_argument("--batch-size", type=int, default=16, help="questions per backend call (default 16)")
     p.add_argument("--base-url", action="append", help="OpenAI-compatible server URL, repeatable (openai: models)")
     p.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the API key")
     p.add_argument("--concurrency", type=int, default=8, help="parallel HTTP requests (openai: models)")
+    p.add_argument("--score-prefix", help="context the logprob sentences are scored in, as text (hf: and openai: "
+                   "models; default: the model's start token locally, none over HTTP). A llama-cpp-python server "
+                   "needs it to begin with the model's BOS token: '<|im_start|><|endoftext|>' for SmolLM2")  # fmt: skip
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
 def backend_options(args: argparse.Namespace, spec: str) -> dict[str, object]:
     """Keyword options for ``load_backend`` from the command line, by backend prefix."""
+    prefix = {} if args.score_prefix is None else {"score_prefix": args.score_prefix}
     if spec.startswith("openai:"):
         if not args.base_url:
             raise ValueError(f"{spec} needs --base-url (the OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1)")
-        return {"base_urls": args.base_url, "api_key_env": args.api_key_env, "concurrency": args.concurrency}
+        return {"base_urls": args.base_url, "api_key_env": args.api_key_env, "concurrency": args.concurrency,
+                **prefix}  # fmt: skip
     if args.base_url:
         raise ValueError(f"--base-url applies to openai: models, not {spec}")
-    return {}
+    if prefix and not spec.startswith("hf:"):
+        raise ValueError(f"--score-prefix applies to hf: and openai: models, not {spec}")
+    return prefix
+
+
+def _design(args: argparse.Namespace) -> dict[str, object]:
+    return {"dimensions": args.dimensions, "methods": args.methods, "sessions": args.sessions, "reps": args.reps,
+            "items_per_dimension": args.items_per_dimension, "batch_size": args.batch_size,
+            "max_new_tokens": args.max_new_tokens}  # fmt: skip
+
+
+def _target_run(args: argparse.Namespace, specs: list[str]) -> int | None:
+    """The run to collect into, checked against the store for every model before any model is loaded."""
+    from pathlib import Path
+
+    from bias_validity.probes.backends import identify_backend
+    from bias_validity.probes.collect import check_design_arguments
+    from bias_validity.probes.run_spec import build_run_spec, resolve_run
+    from bias_validity.probes.store import ResponseStore
+
+    dims, methods = check_design_arguments(**_design(args))
+    identities = [identify_backend(spec, **backend_options(args, spec)) for spec in specs]
+    if not Path(args.out).exists():
+        if args.run not in (None, 1):
+            raise ValueError(f"{args.out}: no such store, so no run {args.run} to resume")
+        return None
+    with ResponseStore(args.out) as store:
+        run = max(store.run_ids(), default=0) + 1 if args.new_run else args.run
+        for identity in identities:
+            spec = build_run_spec(identity=identity, provenance={}, dimensions=dims, methods=methods,
+                                  sessions=args.sessions, reps=args.reps, seed=args.seed, temperature=args.temperature,
+                                  max_new_tokens=args.max_new_tokens,
+                                  items_per_dimension=args.items_per_dimension)  # fmt: skip
+            resolve_run(store, str(identity["name"]), spec, run)
+    return run
 
 
 def run(args: argparse.Namespace) -> int:
     from bias_validity.probes.backends import load_backend
     from bias_validity.probes.collect import collect
 
+    specs = args.model or ["hf:smollm2"]
+    target = _target_run(args, specs)
     incomplete = False
-    for spec in args.model or ["hf:smollm2"]:
+    for spec in specs:
         backend = load_backend(spec, **backend_options(args, spec))
         try:
-            summary = collect(
-                backend,
-                args.out,
-                dimensions=args.dimensions,
-                methods=args.methods,
-                sessions=args.sessions,
-                reps=args.reps,
-                seed=args.seed,
-                temperature=args.temperature,
-                items_per_dimension=args.items_per_dimension,
-                batch_size=args.batch_size,
-                progress=not args.no_progress,
-            )
+            summary = collect(backend, args.out, **_design(args), seed=args.seed, temperature=args.temperature,
+                              run=target, progress=not args.no_progress)  # fmt: skip
         finally:
             backend.close()
-        counts = ", ".join(f"{k} {v}" for k, v in sorted(summary.status_counts.items())) or "none new"
-        print(f"{summary.model}: {summary.questions} questions, {summary.written} answers written ({counts}), "
-              f"{summary.already_stored} already stored")  # fmt: skip
-        for method, reason in summary.skipped.items():
-            print(f"  skipped {method}: {reason}")
-        if not summary.complete:
-            print(f"  {summary.errors} answers failed; run the same command again to retry them")
-            incomplete = True
+        target = summary.run  # every model of one command goes into the same run
+        print("\n".join(summary.lines()))
+        incomplete = incomplete or not summary.complete
     return 1 if incomplete else 0

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import argparse
 
-from bias_validity.cli._options import SOURCE_HELP, add_fit_arguments, fit_config, open_study
+from bias_validity.cli._options import (
+    SOURCE_HELP,
+    add_fit_arguments,
+    add_run_argument,
+    fit_config,
+    open_study,
+)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -23,6 +29,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--models", nargs=2, required=True, metavar=("A", "B"), help="the two models to compare")
     p.add_argument("--json", action="store_true", help="print records and diagnostics as JSON")
     add_fit_arguments(p)
+    add_run_argument(p)
     p.set_defaults(func=run)
 
 
@@ -41,11 +48,13 @@ def run(args: argparse.Namespace) -> int:
         if args.store:
             from bias_validity.analyses.fit import check_fit_matches
 
-            check_fit_matches(fit, open_study(args.store).responses, fit_name=args.fit, responses_name=args.store)
+            check_fit_matches(
+                fit, open_study(args.store, args.run).responses, fit_name=args.fit, responses_name=args.store
+            )
     else:
         from bias_validity.analyses.fit import fit_responses
 
-        responses = open_study(args.store).responses
+        responses = open_study(args.store, args.run).responses
         known = sorted(set(responses["model"].astype(str)))
         for name in (a, b):
             if name not in known:

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-from bias_validity.cli._options import SOURCE_HELP, add_fit_arguments, fit_config, open_study, read_models_file
+from bias_validity.cli._options import (
+    SOURCE_HELP,
+    add_fit_arguments,
+    add_run_argument,
+    fit_config,
+    open_study,
+    read_models_file,
+)
 from bias_validity.psychometrics.bayes.diagnostics import describe_gate
 
 
@@ -25,6 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--models-file", help="CSV/JSON of model metadata, for base-vs-tuned contrasts")
     p.add_argument("--quiet", action="store_true", help="no sampling progress lines on stderr")
     add_fit_arguments(p)
+    add_run_argument(p)
     p.set_defaults(func=run)
 
 
@@ -36,20 +44,39 @@ def run(args: argparse.Namespace) -> int:
     from bias_validity.analyses.fit import fit_responses
 
     config = dataclasses.replace(fit_config(args), progress=not args.quiet)
-    responses = open_study(args.store).responses
+    responses = open_study(args.store, args.run).responses
     meta = read_models_file(args.models_file, responses)
     fit = fit_responses(responses, models_meta=meta, config=config)
     if args.out:
         fit.save(args.out)
-    keys = ("max_rhat", "min_ess_bulk", "min_ess_tail", "divergences", "min_ebfmi", "max_depth_share", "passed",
-            "not_identified", "draws")
+    keys = (
+        "max_rhat",
+        "min_ess_bulk",
+        "min_ess_tail",
+        "divergences",
+        "min_ebfmi",
+        "max_depth_share",
+        "passed",
+        "not_identified",
+        "draws",
+    )
     diag = {k: fit.diagnostics[k] for k in keys if k in fit.diagnostics}
     if args.json:
         records = json.loads(fit.quantities.to_json(orient="records"))
         print(json.dumps({"quantities": records, "diagnostics": diag}, indent=1))
     else:
-        with_cols = ["quantity", "model", "dimension", "method", "mean", "hdi_low", "hdi_high", "p_direction",
-                     "contraction", "identified"]
+        with_cols = [
+            "quantity",
+            "model",
+            "dimension",
+            "method",
+            "mean",
+            "hdi_low",
+            "hdi_high",
+            "p_direction",
+            "contraction",
+            "identified",
+        ]
         print(fit.quantities[with_cols].to_string(index=False, float_format=lambda x: f"{x:.3f}"))
         print("diagnostics: " + ", ".join(f"{k}={v}" for k, v in diag.items()))
         if args.out:

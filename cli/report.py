@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-from bias_validity.cli._options import SOURCE_HELP, add_fit_arguments, fit_config, open_study, read_models_file
+from bias_validity.cli._options import (
+    SOURCE_HELP,
+    add_fit_arguments,
+    add_run_argument,
+    fit_config,
+    open_study,
+    read_models_file,
+)
 from bias_validity.cli._thresholds import add_threshold_arguments, thresholds_from
 
 
@@ -23,12 +30,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, help="output file: .html or .md, or .json / .csv for the report as data "
                    "(per-model verdict rows included)")  # fmt: skip
     group = p.add_mutually_exclusive_group()
-    group.add_argument("--fit", help="a saved fit (fit.nc from bias-validity fit --out) of this store's answers, "
-                       "reused instead of sampling again")
+    group.add_argument(
+        "--fit",
+        help="a saved fit (fit.nc from bias-validity fit --out) of this store's answers, "
+        "reused instead of sampling again",
+    )
     group.add_argument("--no-fit", action="store_true", help="report without the Bayesian model (classical intervals)")
     add_threshold_arguments(p)
     p.add_argument("--models-file", help="CSV of model metadata (family, parameters, training tokens, aligned) for Q6")
     add_fit_arguments(p, seed_help="seed of the bootstraps and the sampler")
+    add_run_argument(p)
     p.set_defaults(func=run)
 
 
@@ -40,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
 
     if Path(args.out).suffix.lower() not in REPORT_SUFFIXES:
         raise ValueError(f"{args.out}: unknown report format; use one of {', '.join(REPORT_SUFFIXES)}")
-    study = open_study(args.store)
+    study = open_study(args.store, args.run)
     limits = thresholds_from(args)
     responses = study.responses
     models_meta = read_models_file(args.models_file, responses)

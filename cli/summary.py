@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from bias_validity.cli._options import SOURCE_HELP, open_study
+from bias_validity.cli._options import SOURCE_HELP, add_run_argument, open_study
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -17,6 +17,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("store", help=SOURCE_HELP)
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    add_run_argument(p)
     p.set_defaults(func=run)
 
 
@@ -25,12 +26,13 @@ def run(args: argparse.Namespace) -> int:
 
     from bias_validity.analyses.summary import acquiescence_table, sc_table
 
-    study = open_study(args.store)
+    study = open_study(args.store, args.run)
     table, skipped = sc_table(study.responses), study.skipped
     balance = acquiescence_table(study.responses)
     if args.json:
         cells = json.loads(table.to_json(orient="records"))
-        payload = {"store": args.store, "ci": table.attrs["ci"], "interval": table.attrs["method"], "cells": cells,
+        payload = {"store": args.store, "run": study.run, "runs": list(study.run_ids), "ci": table.attrs["ci"],
+                   "interval": table.attrs["method"], "cells": cells,
                    "acquiescence": json.loads(balance.to_json(orient="records")),
                    "skipped": skipped.to_dict("records")}  # fmt: skip
         print(json.dumps(payload, indent=2))

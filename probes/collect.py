@@ -3,7 +3,11 @@
 Questions are asked in fixed chunks of the design (the same chunks on every run), and a chunk is skipped only when
 all its answers are stored, so a run killed at any point and started again ends with the same table as an
 uninterrupted run (``created_at`` aside). Answers that failed (status ``error``) are asked again by the next run.
-Methods a backend cannot take are recorded as skipped with the reason, never approximated.
+Methods a backend cannot take are recorded as skipped with the reason, never approximated; a method that turns out
+unsupported mid-run is skipped from then on, and only its own questions are left unasked (and counted).
+
+A run resumes only under the settings it was collected with (:mod:`bias_validity.probes.run_spec`); answers
+collected under other settings go into a separate run (``run``), never mistaken for the ones asked now.
 """
 
 from __future__ import annotations
@@ -19,17 +23,25 @@ from pathlib import Path
 
 import numpy as np
 
-from bias_validity import package_versions
 from bias_validity.probes import templates as tpl
 from bias_validity.probes.backends.base import Backend, Capability, Completion, GenerationRequest, Unsupported
 from bias_validity.probes.design import Kind, Question, build_design, reflection_questions
 from bias_validity.probes.parse import parse_choice, parse_likert
-from bias_validity.probes.schema import WEAT_ITEM, Method, Status, is_reversed, likert_consistent
+from bias_validity.probes.run_spec import build_run_spec, resolve_run
+from bias_validity.probes.schema import (
+    DESIGN_KEY,
+    WEAT_ITEM,
+    Method,
+    Status,
+    is_reversed,
+    likert_consistent,
+    response_id,
+)
 from bias_validity.probes.stimuli import Dimension, load_dimensions
 from bias_validity.probes.store import ResponseStore
 from bias_validity.probes.weat import pair_association, weat_effect_size
 
-__all__ = ["collect", "CollectSummary", "ALL_METHODS"]
+__all__ = ["collect", "check_design_arguments", "CollectSummary", "ALL_METHODS"]
 
 ALL_METHODS: tuple[str, ...] = tuple(m.value for m in Method)
 
@@ -46,23 +58,72 @@ _NEEDS: dict[str, str] = {
 
 @dataclass
 class CollectSummary:
-    """What one ``collect`` run did: questions in the design, answers written now, methods skipped and why."""
+    """What one ``collect`` run did with the questions of its design.
+
+    ``questions`` = ``already_stored`` + ``asked`` + the questions of methods skipped mid-run
+    (``skipped_questions``); ``written`` answers were stored now, with ``status_counts``; ``skipped`` gives each
+    skipped method's reason (methods the backend lacks are skipped before their questions are built).
+    """
 
     model: str
+    run: int = 1
     questions: int = 0
+    asked: int = 0
     written: int = 0
     already_stored: int = 0
     skipped: dict[str, str] = field(default_factory=dict)
+    skipped_questions: Counter = field(default_factory=Counter)
     status_counts: Counter = field(default_factory=Counter)
 
     @property
     def errors(self) -> int:
+        """Answers left with status ``error`` (asked again by the next run)."""
         return self.status_counts.get(Status.ERROR.value, 0)
 
     @property
     def complete(self) -> bool:
-        """True when every answer in the design is stored without error."""
+        """True when every question asked is stored without error."""
         return self.errors == 0
+
+    def lines(self) -> list[str]:
+        """The end-of-run report: questions asked, stored, skipped by method with the reason, left with errors."""
+        counts = ", ".join(f"{k} {v}" for k, v in sorted(self.status_counts.items()))
+        skipped = sum(self.skipped_questions.values())
+        out = [f"{self.model} (run {self.run}): {self.questions} questions: {self.already_stored} already stored, "
+               f"{self.asked} asked, {self.written} stored now" + (f" ({counts})" if counts else "")
+               + f", {skipped} skipped, {self.errors} left with errors"]  # fmt: skip
+        for method, reason in self.skipped.items():
+            left = self.skipped_questions.get(method, 0)
+            out.append(f"  skipped {method}" + (f" ({left} questions not asked)" if left else "") + f": {reason}")
+        if self.errors:
+            out.append(f"  {self.errors} answers failed; run the same command again to retry them")
+        return out
+
+
+def check_design_arguments(
+    *,
+    dimensions: Sequence[str] | None,
+    methods: Sequence[str] | None,
+    sessions: int,
+    reps: int,
+    items_per_dimension: int | None,
+    batch_size: int,
+    max_new_tokens: int,
+) -> tuple[list[Dimension], list[str]]:
+    """Check what can be checked without a model and return the dimensions and methods to collect.
+
+    Raises ``ValueError`` naming the first bad argument: an unknown dimension or method, or a count below 1.
+    """
+    chosen = list(methods or ALL_METHODS)
+    unknown = [m for m in chosen if m not in ALL_METHODS]
+    if unknown:
+        raise ValueError(f"unknown method(s) {', '.join(unknown)}; valid methods are {', '.join(ALL_METHODS)}")
+    counts = {"sessions": sessions, "reps": reps, "items_per_dimension": items_per_dimension,
+              "batch_size": batch_size, "max_new_tokens": max_new_tokens}  # fmt: skip
+    for name, value in counts.items():
+        if value is not None and (not isinstance(value, int) or value < 1):
+            raise ValueError(f"{name} must be an integer >= 1 (got {value!r})")
+    return load_dimensions(dimensions), chosen
 
 
 def collect(
@@ -78,6 +139,7 @@ def collect(
     items_per_dimension: int | None = None,
     batch_size: int = 16,
     max_new_tokens: int = 24,
+    run: int | None = None,
     progress: bool = True,
 ) -> CollectSummary:
     """Ask ``backend`` every question of the design and store the answers; resume what an earlier run left.
@@ -92,31 +154,39 @@ def collect(
     temperature, max_new_tokens : decoding settings for sampled methods.
     items_per_dimension : keep the first N items of each dimension.
     batch_size : questions per backend call (and per store transaction).
+    run : the run to resume or start (an existing run, or the next number for a new one); by default the store's
+        latest run. Resuming needs the run's settings (:func:`bias_validity.probes.run_spec.resolve_run`).
 
     Returns
     -------
     CollectSummary
+
+    Raises
+    ------
+    bias_validity.probes.run_spec.RunSpecMismatch
+        The run was collected under other settings; nothing is asked or written.
     """
-    methods = list(methods or ALL_METHODS)
-    unknown = [m for m in methods if m not in ALL_METHODS]
-    if unknown:
-        raise ValueError(f"unknown method(s) {', '.join(unknown)}; valid methods are {', '.join(ALL_METHODS)}")
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be >= 1 (got {batch_size})")
-    dims = load_dimensions(dimensions)
+    dims, methods = check_design_arguments(
+        dimensions=dimensions, methods=methods, sessions=sessions, reps=reps,
+        items_per_dimension=items_per_dimension, batch_size=batch_size, max_new_tokens=max_new_tokens,
+    )  # fmt: skip
     own_store = not isinstance(store, ResponseStore)
     db = ResponseStore(store) if own_store else store
-    summary = CollectSummary(model=backend.name)
     try:
+        spec = build_run_spec(
+            identity=backend.identity, provenance=backend.provenance, dimensions=dims, methods=methods,
+            sessions=sessions, reps=reps, seed=seed, temperature=temperature, max_new_tokens=max_new_tokens,
+            items_per_dimension=items_per_dimension, git_commit=_git_commit(),
+        )  # fmt: skip
+        target = resolve_run(db, backend.name, spec, run)
+        summary = CollectSummary(model=backend.name, run=target)
+        db.record_run(target, backend.name, spec)
         runnable = []
         for method in methods:
             if _NEEDS[method] in backend.capabilities:
                 runnable.append(method)
             else:
                 _skip(db, summary, method, _missing_reason(backend, method))
-        db.record_run(
-            _run_spec(backend, dims, runnable, sessions, reps, seed, temperature, items_per_dimension, max_new_tokens)
-        )
         design = build_design(
             backend.name,
             dims,
@@ -132,7 +202,7 @@ def collect(
         bar = _progress(len(design), backend.name, progress)
         _ask_all(backend, db, design, dims, batch_size, summary, bar)
         if Method.REFLECTION.value in runnable and Method.REFLECTION.value not in summary.skipped:
-            sources = _reflection_sources(db, backend.name)
+            sources = _reflection_sources(db, backend.name, target)
             reflection = reflection_questions(
                 sources, seed=seed, temperature=temperature, max_new_tokens=max_new_tokens
             )
@@ -165,11 +235,18 @@ def _missing_reason(backend: Backend, method: str) -> str:
 
 def _skip(db: ResponseStore, summary: CollectSummary, method: str, reason: str) -> None:
     summary.skipped[method] = reason
-    db.record_skip(summary.model, method, reason)
+    db.record_skip(summary.run, summary.model, method, reason)
+
+
+def _question_id(q: Question, run: int) -> str:
+    """The ``response_id`` of question ``q``'s answer in ``run``."""
+    return response_id(run=run, **{k: getattr(q, k) for k in (*DESIGN_KEY, "rep")})
 
 
 def _ask_all(backend, db, questions, dims, batch_size, summary, bar) -> None:
-    done = db.done_ids()
+    """Ask the questions chunk by chunk; a method that turns out unsupported is skipped, the others are asked."""
+    run = summary.run
+    done = db.done_ids(run)
     summary.questions += len(questions)
     by_dim = {d.name: d for d in dims}
     answerers: dict[str, Callable] = {
@@ -181,36 +258,53 @@ def _ask_all(backend, db, questions, dims, batch_size, summary, bar) -> None:
     }
     for start in range(0, len(questions), batch_size):
         chunk = questions[start : start + batch_size]
-        if chunk[0].method in summary.skipped:
-            bar.update(len(chunk))
-            continue
-        stored = sum(q.response_id in done for q in chunk)
-        if stored == len(chunk):
-            summary.already_stored += stored
-            bar.update(len(chunk))
-            continue
-        groups: dict[str, list[Question]] = {}
-        for q in chunk:
-            groups.setdefault(q.kind, []).append(q)
-        rows = []
-        for kind, group in groups.items():
-            try:
-                rows += answerers[kind](backend, group, by_dim)
-            except Unsupported as exc:
-                _skip(db, summary, group[0].method, str(exc))
-            except Exception as exc:  # a failed call becomes error rows, and a rerun asks again
-                rows += [_row(q, Status.ERROR, params={"error": f"{type(exc).__name__}: {exc}"}) for q in group]
-        rows = [r for r in rows if r["response_id"] not in done]
-        summary.already_stored += stored
-        summary.written += db.write(rows)
-        summary.status_counts.update(r["status"] for r in rows)
+        new = [_question_id(q, run) not in done for q in chunk]
+        summary.already_stored += new.count(False)
+        if any(new):  # the whole chunk is asked again, so a resumed run asks the same batches as an unbroken one
+            groups: dict[str, list[tuple[Question, bool]]] = {}
+            for q, is_new in zip(chunk, new, strict=True):
+                groups.setdefault(q.kind, []).append((q, is_new))
+            rows = []
+            for kind, group in groups.items():
+                rows += _ask_group(backend, db, answerers[kind], group, by_dim, summary)
+            rows = [r for r in (_stamp(row, run) for row in rows) if r["response_id"] not in done]
+            summary.written += db.write(rows)
+            summary.status_counts.update(r["status"] for r in rows)
         bar.update(len(chunk))
 
 
+def _ask_group(backend, db, answerer, group, by_dim, summary) -> list[dict]:  # noqa: ANN001
+    """Answer one kind's questions of a chunk: ``group`` pairs each with whether its answer is new to the store.
+
+    Questions of a skipped method are counted and left; when the backend raises ``Unsupported``, every method of
+    the group is skipped with its reason from then on; any other failure becomes error rows, asked again later.
+    """
+    live = [q for q, _ in group if q.method not in summary.skipped]
+    if live:
+        try:
+            answered = answerer(backend, live, by_dim)
+        except Unsupported as exc:  # every method of the group needs what the backend turned out to lack
+            for method in dict.fromkeys(q.method for q in live):
+                _skip(db, summary, method, str(exc))
+            live, answered = [], []
+        except Exception as exc:
+            answered = [_row(q, Status.ERROR, params={"error": f"{type(exc).__name__}: {exc}"}) for q in live]
+    else:
+        answered = []
+    summary.skipped_questions.update(q.method for q, is_new in group if is_new and q.method in summary.skipped)
+    summary.asked += sum(is_new for q, is_new in group if q.method not in summary.skipped)
+    return answered
+
+
+def _stamp(row: dict, run: int) -> dict:
+    """The row with its run and the ``response_id`` of its design key in that run."""
+    return {**row, "run": run, "response_id": response_id(run=run, **{k: row[k] for k in (*DESIGN_KEY, "rep")})}
+
+
 def _row(q: Question, status: Status, *, consistent=None, likert=None, score=None, prompt=None, raw=None, params=None):
+    """One answer's row, without its run and ``response_id`` (:func:`_stamp` adds them)."""
     merged = {**q.params, **(params or {})}
     return {
-        "response_id": q.response_id,
         "model": q.model,
         "dimension": q.dimension,
         "method": q.method,
@@ -318,8 +412,8 @@ def _answer_embedding(backend: Backend, group: list[Question], dims: dict[str, D
     return rows
 
 
-def _reflection_sources(db: ResponseStore, model: str) -> list[dict]:
-    table = db.read()
+def _reflection_sources(db: ResponseStore, model: str, run: int) -> list[dict]:
+    table = db.read(run)
     mask = (
         (table["model"] == model)
         & (table["method"] == Method.IMPLICIT.value)
@@ -330,24 +424,6 @@ def _reflection_sources(db: ResponseStore, model: str) -> list[dict]:
     for row in rows:
         row["params"] = json.loads(row["params"])
     return sorted(rows, key=lambda r: r["response_id"])
-
-
-def _run_spec(backend, dims, methods, sessions, reps, seed, temperature, items_per_dimension, max_new_tokens):
-    return {
-        "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "git_commit": _git_commit(),
-        "backend": backend.provenance,
-        "model": backend.name,
-        "dimensions": [d.name for d in dims],
-        "methods": methods,
-        "sessions": sessions,
-        "reps": reps,
-        "seed": seed,
-        "temperature": temperature,
-        "max_new_tokens": max_new_tokens,
-        "items_per_dimension": items_per_dimension,
-        "packages": package_versions(),
-    }
 
 
 def _git_commit() -> str | None:

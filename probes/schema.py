@@ -29,13 +29,16 @@ __all__ = [
     "is_reversed",
     "likert_consistent",
     "WEAT_ITEM",
+    "FIRST_RUN",
+    "RUN_SETTINGS",
+    "RUN_EXTENT",
     "candidate_order",
     "response_id",
     "validate_responses",
     "empty_responses",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 class Method(StrEnum):
@@ -61,13 +64,19 @@ class Status(StrEnum):
 
 @dataclass(frozen=True)
 class Column:
-    """One column of the responses table: its pandas dtype, whether it must be present and non-null."""
+    """One column of the responses table: its pandas dtype, whether it must be present and non-null, and the value
+    a table without the column gets (``default``; None: no default)."""
 
     name: str
     dtype: str
     required: bool
     allowed: tuple[str, ...] | None = None
     description: str = ""
+    default: object = None
+
+
+#: The run of a table or store collected before runs existed, or without ``--new-run``.
+FIRST_RUN = 1
 
 
 COLUMNS: tuple[Column, ...] = (
@@ -80,6 +89,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("order", "string", True, description="counterbalancing cell"),
     Column("session", "Int64", True, description="measurement occasion (test-retest)"),
     Column("rep", "Int64", True, description="repetition within a session"),
+    Column("run", "Int64", True, description="collection run: answers collected under one run spec",
+           default=FIRST_RUN),  # fmt: skip
     Column("seed", "Int64", False),
     Column("temperature", "Float64", False),
     Column("params", "string", False, description="JSON of the remaining request parameters"),
@@ -153,12 +164,34 @@ def candidate_order(order: str) -> str:
 DESIGN_KEY: tuple[str, ...] = ("model", "dimension", "method", "template_id", "item_id", "order", "session")
 
 
-def response_id(**key: object) -> str:
-    """Stable hash of the design key plus ``rep``: the same question asked again gets the same id."""
+#: Run-spec fields that change answers: a store's run takes more answers only under the same values (the model's
+#: identity, ``model_identity``, is compared per model as well).
+RUN_SETTINGS: tuple[str, ...] = ("toolkit_version", "templates", "stimuli", "seed", "temperature", "max_new_tokens")
+#: Run-spec fields that only say how much was asked: a run is extended under other values.
+RUN_EXTENT: tuple[str, ...] = ("dimensions", "methods", "sessions", "reps", "items_per_dimension")
+
+
+def response_id(*, run: int = FIRST_RUN, **key: object) -> str:
+    """Stable hash of the design key plus ``rep`` (and ``run`` after the first): the same question asked again in
+    the same run gets the same id.
+
+    The first run's ids hash the design key and ``rep`` alone, so tables and stores made before runs existed keep
+    their ids; a later run's ids hash its number too, so every run's answers are kept side by side.
+
+    Examples
+    --------
+    >>> key = dict(model="m", dimension="race", method="implicit", template_id="T1", item_id="race-01",
+    ...            order="ab-xy", session=1, rep=0)
+    >>> response_id(**key) == response_id(run=1, **key) != response_id(run=2, **key)
+    True
+    """
     missing = [k for k in (*DESIGN_KEY, "rep") if k not in key]
     if missing:
         raise ValueError(f"response_id needs the design key fields; missing: {', '.join(missing)}")
-    payload = json.dumps({k: str(key[k]) for k in (*DESIGN_KEY, "rep")}, sort_keys=True)
+    fields = {k: str(key[k]) for k in (*DESIGN_KEY, "rep")}
+    if int(run) != FIRST_RUN:
+        fields["run"] = str(int(run))
+    payload = json.dumps(fields, sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()[:20]
 
 
@@ -174,14 +207,15 @@ def validate_responses(df: pd.DataFrame, *, source: str = "responses") -> pd.Dat
     field for the first problem found: a missing required column, a value of the wrong type, a null in a required
     field, a value outside the allowed set, a stance on a non-``ok`` row, or a duplicated ``response_id``.
     """
-    missing = [c.name for c in COLUMNS if c.required and c.name not in df.columns]
+    missing = [c.name for c in COLUMNS if c.required and c.default is None and c.name not in df.columns]
     if missing:
         raise ValueError(f"{source}: missing required column(s): {', '.join(missing)}")
     out = pd.DataFrame(index=range(len(df)))
     frame = df.reset_index(drop=True)
     for col in COLUMNS:
         if col.name not in frame.columns:
-            out[col.name] = pd.Series([pd.NA] * len(frame), dtype=col.dtype)
+            fill = pd.NA if col.default is None else col.default
+            out[col.name] = pd.Series([fill] * len(frame), dtype=col.dtype)
             continue
         out[col.name] = _coerce(frame[col.name], col, source)
         if col.required:

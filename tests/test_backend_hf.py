@@ -77,6 +77,31 @@ def test_generation_is_reproducible_and_independent_of_the_batch(smollm2):
     assert together[5].text == together[6].text
 
 
+def test_the_prefix_cache_changes_no_answer(smollm2):
+    """A batch of implicit prompts shares its system line and worked example: run once from a key/value cache, then
+    each prompt's rest from it, every answer is the one the uncached batch gives (sampled with each seed, greedy)."""
+    from bias_validity.probes.backends.hf import _shared_prefix_length
+    from bias_validity.probes.design import build_design
+    from bias_validity.probes.stimuli import load_dimensions
+
+    design = build_design(smollm2.name, load_dimensions(["gender_career"]), ["implicit"], sessions=1, reps=1,
+                          items_per_dimension=2)[:16]  # fmt: skip
+    requests = [_request(q.messages, q.seed, temperature=0.0 if k % 4 == 0 else 0.7, max_new_tokens=12)
+                for k, q in enumerate(design)]  # fmt: skip
+    prompts = sorted(smollm2._chat_ids(r.messages) for r in requests)
+    assert _shared_prefix_length(prompts[:8]) > 0.6 * len(prompts[0])  # most of each prompt is shared
+    try:
+        smollm2.prefix_cache = False
+        uncached = smollm2.generate(requests)
+        smollm2.prefix_cache = True
+        cached = smollm2.generate(requests)
+    finally:
+        smollm2.prefix_cache = True
+    assert all(c.error is None for c in cached + uncached)
+    assert [c.text for c in cached] == [c.text for c in uncached]
+    assert len({c.text for c in cached}) > 1
+
+
 def test_a_failing_request_is_recorded_not_raised(smollm2):
     good = _request(COLOUR, 5, max_new_tokens=4)
     out = smollm2.generate([_request((), 1), good])

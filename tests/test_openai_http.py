@@ -54,7 +54,8 @@ def _backend(urls, **options):
 def test_direct_generation_and_logprob_probe(served):
     backend = load_openai_backend(served.model, base_urls=[served.base_url])
     assert backend.capabilities == {Capability.CHAT}  # transformers serve ignores logprobs and echo
-    assert backend.provenance["logprobs"] == {"probed": True, "sequence": False, "chat_top_logprobs": False}
+    assert backend.provenance["logprobs"] == {"probed": True, "sequence": False, "echo_layout": "unreadable",
+                                              "chat_top_logprobs": False}  # fmt: skip
     out = backend.generate(_requests(3))
     assert all(c.error is None and isinstance(c.text, str) and c.text.strip() for c in out), out
     with pytest.raises(Unsupported, match=r"server at http://127\.0\.0\.1:\d+/v1 returns no log-probabilities"):

@@ -7,7 +7,7 @@ import sqlite3
 import pandas as pd
 import pytest
 
-from bias_validity.probes.schema import response_id, validate_responses
+from bias_validity.probes.schema import SCHEMA_VERSION, response_id, validate_responses
 from bias_validity.probes.store import ResponseStore, export_responses, read_responses, read_table_file, write_responses
 
 
@@ -77,4 +77,4 @@ def test_import_is_all_or_nothing_and_export_round_trips(tmp_path):
         back = validate_responses(read_table_file(out))
         pd.testing.assert_frame_equal(back, read_responses(target))
     with sqlite3.connect(target) as conn:
-        assert conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == ("1",)
+        assert conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == (str(SCHEMA_VERSION),)

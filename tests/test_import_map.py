@@ -1,0 +1,67 @@
+"""`bias-validity import --map their=our --set column=value`: another tool's table, with its own column names and
+without a constant column, imports without a hand-written converter; each mistake is one line naming it."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from bias_validity.analyses.questions import simulate_responses
+from bias_validity.cli import main
+from bias_validity.probes.schema import response_id
+from bias_validity.probes.store import read_responses
+
+THEIRS = {"model": "llm", "method": "probe", "status": "outcome", "consistent": "stereotyped", "rep": "trial"}
+MAP = [f"{theirs}={ours}" for ours, theirs in THEIRS.items()]
+
+
+@pytest.fixture(scope="module")
+def table() -> pd.DataFrame:
+    """A simulated study in a third-party layout: renamed columns, no session, no response_id, an extra column."""
+    ours = simulate_responses(dimensions=["age", "race"], n_items=4, sessions=1, seed=3)
+    theirs = ours.drop(columns=["response_id", "session"]).rename(columns=THEIRS)
+    return theirs.assign(annotator="x")
+
+
+def test_a_renamed_table_without_session_imports_and_is_analysed(table, tmp_path, capsys):
+    src, store = tmp_path / "theirs.csv", tmp_path / "study.sqlite"
+    table.to_csv(src, index=False)
+    assert main(["import", str(src), "--map", *MAP, "--set", "session=1", "--out", str(store)]) == 0
+    back = read_responses(store)
+    assert len(back) == len(table) and set(back["session"]) == {1} and set(back["run"]) == {1}
+    assert back["model"].tolist() == table["llm"].tolist()
+    assert back["consistent"].tolist() == table["stereotyped"].astype("Int64").tolist()
+    key = ["model", "dimension", "method", "template_id", "item_id", "order", "session", "rep"]
+    derived = [response_id(**row) for row in back[key].to_dict("records")]
+    assert back["response_id"].tolist() == derived  # the ids collection would give these answers
+    capsys.readouterr()
+    assert main(["summary", str(store), "--json"]) == 0
+    cells = pd.DataFrame(json.loads(capsys.readouterr().out)["cells"])
+    ok = back[back["status"] == "ok"]
+    expected = ok.astype({"consistent": float}).groupby(["model", "dimension", "method"])["consistent"].mean()
+    got = cells.set_index(["model", "dimension", "method"])["sc"]
+    assert len(got) == len(expected)
+    for cell, sc in expected.items():
+        assert got[tuple(map(str, cell))] == pytest.approx(sc, abs=1e-9)  # to_json keeps 10 digits
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--map", "name=model"], "theirs.csv: --map name=model: the table has no column 'name'"),
+        (["--map", "llm=modell"], "theirs.csv: --map llm=modell: 'modell' is not a responses-table column"),
+        (["--map", "llm"], "--map 'llm': write it as THEIRS=OURS"),
+        (["--map", *MAP, "--set", "rep=0", "session=1"], "theirs.csv: --set rep=0: the table already has a column"),
+        (["--map", *MAP, "--set", "sesion=1"], "theirs.csv: --set sesion=1: 'sesion' is not a responses-table column"),
+        (["--map", *MAP], "no response_id column, and it cannot be derived without session (--map or --set them)"),
+    ],
+)
+def test_each_mistake_is_one_line_and_nothing_is_written(table, tmp_path, capsys, options, message):
+    src, store = tmp_path / "theirs.csv", tmp_path / "study.sqlite"
+    table.to_csv(src, index=False)
+    assert main(["import", str(src), *options, "--out", str(store)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and "\n" not in err
+    assert not store.exists()
