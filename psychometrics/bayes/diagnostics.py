@@ -27,13 +27,9 @@ def describe_gate(gate: dict[str, float] = GATE) -> str:
 
     Examples
     --------
-    >>> print(*describe_gate().split(", "), sep="\n")
-    R-hat <= 1.01
-    bulk ESS >= 400
-    tail ESS >= 400 for every identified quantity
-    no divergences
-    E-BFMI >= 0.3
-    at most 1% of transitions at maximum tree depth
+    >>> describe_gate().split(", ")  # doctest: +NORMALIZE_WHITESPACE
+    ['R-hat <= 1.01', 'bulk ESS >= 400', 'tail ESS >= 400 for every identified quantity', 'no divergences',
+     'E-BFMI >= 0.3', 'at most 1% of transitions at maximum tree depth']
     """
     divergences = "no divergences" if gate["divergences"] == 0 else f"at most {gate['divergences']:g} divergences"
     return (f"R-hat <= {gate['max_rhat']:g}, bulk ESS >= {gate['min_ess_bulk']:g}, "
