@@ -236,9 +236,12 @@ def convergent(
     for r, known in zip(latent.itertuples(), identified, strict=True):
         counted = known and _decides(r.method)  # a correlation that is mostly prior is shown, never counted
         dim = ALL_DIMENSIONS if pd.isna(r.dimension) or not r.dimension else r.dimension
-        shown = f"{NOT_IDENTIFIED} (contraction {figure_text(r.contraction, missing='not computed')})"
-        row = figure_row(r.model, dim, f"latent {r.method}", r.mean, r.hdi_low, r.hdi_high, "HDI", 0,
-                         (_DECIDES if counted else _SHOWN) if known else shown)  # fmt: skip
+        if known:
+            note = _DECIDES if counted else _SHOWN
+        else:
+            contraction = figure_text(getattr(r, "contraction", np.nan), missing="not computed")
+            note = f"{NOT_IDENTIFIED} (contraction {contraction})"
+        row = figure_row(r.model, dim, f"latent {r.method}", r.mean, r.hdi_low, r.hdi_high, "HDI", 0, note)
         rows.append(row)
         if counted:
             key = (ALL_MODELS if pd.isna(r.model) or not r.model else r.model, dim)
