@@ -150,7 +150,7 @@ def acquiescence_table(responses: pd.DataFrame, *, ci: float = 0.95, n_resamples
         frame = pd.DataFrame({"c": np.arange(len(grp)).astype(str), "m": np.where(flipped, "r", "s"), "y": agree})
         counts = cluster_counts(frame, cluster="c", condition="m", outcome="y")
         est, low, high, why = cluster_interval(counts, lambda t: 0.5 * (t["k:s"] / t["n:s"] + t["k:r"] / t["n:r"]),
-                                               ci=ci, n_resamples=n_resamples, seed=seed)  # fmt: skip
+                                               ci=ci, n_resamples=n_resamples, seed=seed, unit="answers")  # fmt: skip
         rows.append({**row, "agree_statement": agree[~flipped].mean(), "agree_reversed": agree[flipped].mean(),
                      "acquiescence": est, "ci_low": low, "ci_high": high, "note": why})  # fmt: skip
     columns = [

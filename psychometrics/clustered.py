@@ -57,6 +57,7 @@ def cluster_interval(
     n_resamples: int = 2000,
     seed: int | None = 0,
     min_clusters: int = MIN_CLUSTERS,
+    unit: str = "items",
 ) -> ClusterInterval:
     """Item-cluster bootstrap interval of ``statistic`` of pooled per-cluster counts, small-sample corrected.
 
@@ -70,6 +71,8 @@ def cluster_interval(
     ci, n_resamples, seed : interval level, resamples (>= 100), seed.
     min_clusters : int
         Below this many clusters the interval is NaN with the reason (the estimate is still given).
+    unit : str
+        What a cluster is, for that reason ("items"; "answers" where each answer is its own cluster).
 
     Returns
     -------
@@ -113,7 +116,7 @@ def cluster_interval(
     with np.errstate(divide="ignore", invalid="ignore"):
         estimate = float(statistic(totals(*arrays)))
     if size < min_clusters:
-        return estimate, np.nan, np.nan, f"{size} items; an item-cluster interval needs >= {min_clusters}"
+        return estimate, np.nan, np.nan, f"{size} {unit}; a bootstrap interval needs >= {min_clusters}"
     if not np.isfinite(estimate):
         return estimate, np.nan, np.nan, "the statistic is undefined on these data (a zero denominator)"
 
