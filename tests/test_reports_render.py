@@ -105,9 +105,10 @@ def test_empty_report_renders_every_section_as_not_available(tmp_path):
     page = write_report(empty, tmp_path / "r.html").read_text(encoding="utf-8")
     md = write_report(empty, tmp_path / "r.md").read_text(encoding="utf-8")
     assert "<img" not in page
-    # every section has its own reason; all 14 sections say not available
-    assert page.count('class="unavailable"') == 14
-    assert md.count("*not available: ") == 14
+    # every section has its own reason; all 15 sections say not available (the per-model matrix, Q6 and the
+    # posterior predictive check among them)
+    assert page.count('class="unavailable"') == 15
+    assert md.count("*not available: ") == 15
 
 
 def test_failed_diagnostics_show_a_banner_in_both_formats():
