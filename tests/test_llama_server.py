@@ -111,11 +111,11 @@ def test_collect_prints_what_it_did_and_exits_1_when_answers_failed(llama, tmp_p
     with FaultProxy(llama.base_url, schedule=["pass", "pass"], default="401echo") as proxy:
         assert main([*args, "--base-url", proxy.base_url]) == 1
     out = capsys.readouterr().out
-    assert "openai:smollm2 (run 1): 10 questions: 0 already stored, 10 asked, 10 stored now (error 10), 0 skipped, " \
-           "10 left with errors" in out  # fmt: skip
-    assert "10 answers failed; run the same command again to retry them" in out
-    assert len(read_responses(store)) == 10
+    assert "openai:smollm2 (run 1): 16 questions: 0 already stored, 16 asked, 16 stored now (error 16), 0 skipped, " \
+           "16 left with errors" in out  # fmt: skip
+    assert "16 answers failed; run the same command again to retry them" in out
+    assert len(read_responses(store)) == 16  # 12 explicit (the statements and their reversals) + 4 logprob
     assert main([*args, "--base-url", llama.base_url]) == 0  # the rerun asks the failed ones again
-    assert "0 already stored, 10 asked, 10 stored now" in capsys.readouterr().out
+    assert "0 already stored, 16 asked, 16 stored now" in capsys.readouterr().out
     rows = read_responses(store)
-    assert len(rows) == 10 and "error" not in set(rows["status"])
+    assert len(rows) == 16 and "error" not in set(rows["status"])

@@ -148,7 +148,8 @@ def test_collect_end_to_end_through_faults_then_rerun_fills_gaps(served, api_key
         backend = _backend([proxy.base_url], model=served.model, max_retries=0, concurrency=4, timeout=600.0)
         first = collect(backend, store, progress=False, **design)
         table = read_responses(store)
-        assert len(table) == first.questions == 18  # nothing lost: every question is stored, as ok or error
+        # nothing lost: every question is stored, as ok or error (the explicit statements with their reversals)
+        assert len(table) == first.questions == 24
         errors = table[table["status"] == Status.ERROR.value]
         assert len(errors) == len(faults) == first.errors
         assert "logprob" in first.skipped
@@ -157,12 +158,12 @@ def test_collect_end_to_end_through_faults_then_rerun_fills_gaps(served, api_key
         second = collect(backend, store, progress=False, **design)
     final = read_responses(store)
     assert second.complete and second.errors == 0
-    assert len(final) == 18 and final["response_id"].is_unique  # nothing duplicated
+    assert len(final) == 24 and final["response_id"].is_unique  # nothing duplicated
     assert set(final["response_id"]) == set(table["response_id"])
     assert (final["status"] != Status.ERROR.value).all()
     # every question was asked at least once and each fault cost one try; one extra hit was seen under heavy load
     # (see the report on issue 6), so the exact count is not asserted yet
-    assert len(proxy.hits) >= 18 + len(faults)
+    assert len(proxy.hits) >= 24 + len(faults)
     assert {h.authorization for h in proxy.hits} == {f"Bearer {api_key}"}
 
     with ResponseStore(store) as db:
