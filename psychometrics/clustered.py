@@ -29,9 +29,30 @@ ClusterInterval = tuple[float, float, float, str]  #: (estimate, low, high, reas
 def cluster_counts(data: pd.DataFrame, *, cluster: str, condition: str, outcome: str) -> dict[str, np.ndarray]:
     """Per cluster and condition: ``k`` (sum of the 0/1 outcome) and ``n`` (answers), aligned over all clusters.
 
-    Returns a dict ``{f"k:{level}": array, f"n:{level}": array}`` with one entry per cluster (0 where a cluster
-    has no answer under a condition), the input of :func:`cluster_interval`.
+    Parameters
+    ----------
+    data : DataFrame
+        One row per answer.
+    cluster, condition, outcome : str
+        Columns naming the cluster (the item), the condition (the method) and the 0/1 outcome.
 
+    Returns
+    -------
+    dict of str to array
+        ``{f"k:{level}": array, f"n:{level}": array}`` with one entry per cluster (0 where a cluster has no answer
+        under a condition), the input of :func:`cluster_interval`.
+
+    Notes
+    -----
+    Clusters are the resampling unit of the item-cluster bootstrap: answers to one item share its item effect, so
+    they are not independent (Field & Welsh 2007).
+
+    References
+    ----------
+    Field, C. A., & Welsh, A. H. (2007). Bootstrapping clustered data. *JRSS B*, 69(3), 369-390.
+
+    Examples
+    --------
     >>> df = pd.DataFrame({"item": ["a", "a", "b"], "m": ["x", "y", "x"], "y": [1, 0, 1]})
     >>> {k: v.tolist() for k, v in cluster_counts(df, cluster="item", condition="m", outcome="y").items()}
     {'k:x': [1.0, 1.0], 'n:x': [1.0, 1.0], 'k:y': [0.0, 0.0], 'n:y': [1.0, 0.0]}

@@ -79,8 +79,29 @@ ESTIMANDS: dict[Quantity, Estimand] = {
 
 
 def null_value(quantity: str) -> float:
-    """The null value of a declared quantity (``KeyError``-free: a one-line ``ValueError`` for an unknown name).
+    """The null value of a declared quantity: the value it takes when there is no bias, no effect or no change.
 
+    Parameters
+    ----------
+    quantity : str
+        A :class:`Quantity` value, e.g. ``"sc"``.
+
+    Returns
+    -------
+    float
+        The quantity's declared null (0.5 for an SC, 1 for a retained share, 0 for a difference).
+
+    Notes
+    -----
+    An unknown name raises a one-line ``ValueError`` that lists the declared quantities (not a ``KeyError``).
+
+    References
+    ----------
+    Kruschke, J. K. (2018). Rejecting or accepting parameter values in Bayesian estimation. *AMPPS*, 1(2), 270-280
+    (a null value and a region of practical equivalence around it).
+
+    Examples
+    --------
     >>> null_value("ablation_retained_share"), null_value("sc")
     (1.0, 0.5)
     """
@@ -124,6 +145,30 @@ class Thresholds:
 def chance_overlap(low: float, high: float, margin: float) -> bool:
     """Whether the interval [low, high] of an SC overlaps the chance band 0.5 +/- ``margin`` (or is missing).
 
+    Parameters
+    ----------
+    low, high : float
+        The SC's interval (NaN where it could not be computed).
+    margin : float
+        Half-width of the chance band (``Thresholds.chance_margin``).
+
+    Returns
+    -------
+    bool
+        True where the interval touches the band or is missing: the retained share's denominator SC - 0.5 may then
+        be zero, so R is reported as not estimable.
+
+    Notes
+    -----
+    R = (SC_abl - 0.5) / (SC_imp - 0.5) is a ratio estimator; its distribution has no finite moments when the
+    denominator's interval covers 0 (Fieller 1954), so both the classical and the Bayesian path share this guard.
+
+    References
+    ----------
+    Fieller, E. C. (1954). Some problems in interval estimation. *JRSS B*, 16(2), 175-185.
+
+    Examples
+    --------
     >>> chance_overlap(0.56, 0.7, 0.05), chance_overlap(0.53, 0.7, 0.05), chance_overlap(0.2, 0.4, 0.05)
     (False, True, False)
     """

@@ -9,7 +9,7 @@ from _support.browser import check_report_in_browser
 
 from bias_validity.cli import main
 from bias_validity.cli.demo import run_demo
-from bias_validity.probes.schema import response_id
+from bias_validity.probes.schema import EXPECTED_IMPLICIT, response_id
 from bias_validity.probes.store import ResponseStore, read_study
 
 INJECTED = "<script>document.title='pwned'</script><img src=x onerror=\"document.body.dataset.pwned=1\">"
@@ -36,7 +36,7 @@ def test_demo_writes_store_summary_fit_and_reports(demo):
     assert study.skipped["reason"].str.len().min() > 20
     cells = json.loads((out / "summary.json").read_text())
     smol = {(c["dimension"], c["method"]) for c in cells if c["model"].startswith("hf:SmolLM2")}
-    methods = {"implicit", "ablated", "explicit", "reflection", "logprob", "embedding"}
+    methods = {"implicit", "ablated", "explicit", "reflection", "logprob", EXPECTED_IMPLICIT, "embedding"}
     assert smol == {(d, m) for d in ("gender_career", "race") for m in methods}
     assert [q.question for q in result.report.questions] == ["Q1", "Q2", "Q3", "Q4", "Q5", "Q6"]
     markdown = (out / "report.md").read_text()
