@@ -11,6 +11,7 @@ from every reason, name and provenance record.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import os
 import random
@@ -275,8 +276,7 @@ def load_openai_backend(
     >>> backend.name, sorted(backend.capabilities)
     ('openai:m', ['chat'])
     """
-    identify_openai(name, base_urls=base_urls, concurrency=concurrency, timeout=timeout, max_retries=max_retries,
-                    backoff_base=backoff_base, backoff_max=backoff_max, score_prefix=score_prefix)  # fmt: skip
+    _check_options(base_urls, concurrency, timeout, max_retries, backoff_base, backoff_max)
     backend = OpenAICompatBackend(
         name,
         base_urls=base_urls,
@@ -292,19 +292,8 @@ def load_openai_backend(
     return backend
 
 
-def identify_openai(
-    name: str,
-    *,
-    base_urls: Sequence[str],
-    concurrency: int = 8,
-    timeout: float = 60.0,
-    max_retries: int = 6,
-    backoff_base: float = 0.5,
-    backoff_max: float = 30.0,
-    score_prefix: str = "",
-    **_ignored: object,
-) -> dict[str, object]:
-    """Check the connection options without contacting a server, and return the model's identity.
+def identify_openai(name: str, **options: object) -> dict[str, object]:
+    """Check the options of :func:`load_openai_backend` without contacting a server; return the model's identity.
 
     The API gives no weights hash or revision, so the served model's name is its identity (``openai:<name>``),
     with the score prefix when one is set (it changes the logprob scores); a deployment that moves to other URLs
@@ -319,6 +308,17 @@ def identify_openai(
     ...
     ValueError: base URL '<invalid URL>' is not an http(s) URL, e.g. http://127.0.0.1:8000/v1
     """
+    bound = inspect.signature(load_openai_backend).bind(name, **options)
+    bound.apply_defaults()
+    settings = dict(bound.arguments)
+    _check_options(**{k: settings[k] for k in inspect.signature(_check_options).parameters})
+    return _identity(name, str(settings["score_prefix"]))
+
+
+def _check_options(
+    base_urls: Sequence[str], concurrency: int, timeout: float, max_retries: int, backoff_base: float,
+    backoff_max: float,
+) -> None:  # fmt: skip
     if not base_urls:
         raise ValueError("base_urls is empty: give at least one server, e.g. http://127.0.0.1:8000/v1")
     for url in base_urls:
@@ -331,7 +331,6 @@ def identify_openai(
     for label, value in (("timeout", timeout), ("backoff_base", backoff_base), ("backoff_max", backoff_max)):
         if not value > 0:
             raise ValueError(f"{label} must be > 0 seconds (got {value!r})")
-    return _identity(name, score_prefix)
 
 
 def _identity(model: str, score_prefix: str) -> dict[str, object]:

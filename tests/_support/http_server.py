@@ -1,4 +1,5 @@
-"""Start ``transformers serve`` on a free loopback port with the packaged SmolLM2, wait until it answers, stop it."""
+"""Start ``transformers serve`` on a free loopback port with the packaged SmolLM2, wait until it answers, stop it;
+:func:`serve_process` does the starting, waiting and stopping for any server command."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import httpx
 
-__all__ = ["ServedModel", "free_port", "serve_model", "transformers_cli"]
+__all__ = ["ServedModel", "free_port", "serve_model", "serve_process", "transformers_cli"]
 
 
 @dataclass(frozen=True)
@@ -55,11 +56,20 @@ def serve_model(
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_VERBOSITY": "warning"}
     cmd = [str(transformers_cli()), "serve", model_dir, "--host", "127.0.0.1", "--port", str(port), "--device", "cpu",
            *extra_args]  # fmt: skip
+    with serve_process(cmd, ready_url=f"http://127.0.0.1:{port}/health", log=log, env=env, timeout=startup_timeout):
+        yield ServedModel(base_url=f"http://127.0.0.1:{port}/v1", model=model_dir, log=log)
+
+
+@contextmanager
+def serve_process(
+    cmd: list[str], *, ready_url: str, log: Path, env: dict[str, str] | None = None, timeout: float = 300.0
+) -> Iterator[None]:
+    """Run a server command (its output to ``log``) until the block ends, once ``ready_url`` answers 200."""
     with open(log, "wb") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
     try:
-        _wait_ready(f"http://127.0.0.1:{port}", proc, log, startup_timeout)
-        yield ServedModel(base_url=f"http://127.0.0.1:{port}/v1", model=model_dir, log=log)
+        _wait_ready(ready_url, proc, log, timeout)
+        yield
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         try:
@@ -69,15 +79,15 @@ def serve_model(
             proc.wait()
 
 
-def _wait_ready(root: str, proc: subprocess.Popen, log: Path, timeout: float) -> None:
+def _wait_ready(url: str, proc: subprocess.Popen, log: Path, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"transformers serve exited with {proc.returncode}: {log.read_text()[-2000:]}")
+            raise RuntimeError(f"{Path(proc.args[0]).name} exited with {proc.returncode}: {log.read_text()[-2000:]}")
         try:
-            if httpx.get(f"{root}/health", timeout=2.0).status_code == 200:
+            if httpx.get(url, timeout=2.0).status_code == 200:
                 return
         except httpx.TransportError:
             pass
         time.sleep(0.5)
-    raise RuntimeError(f"transformers serve did not answer /health within {timeout}s: {log.read_text()[-2000:]}")
+    raise RuntimeError(f"the server did not answer {url} within {timeout}s: {log.read_text()[-2000:]}")

@@ -8,17 +8,12 @@ The server runs from the running interpreter (``sys.executable -m llama_cpp.serv
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import httpx
-
-from _support.http_server import ServedModel, free_port
+from _support.http_server import ServedModel, free_port, serve_process
 
 __all__ = ["serve_gguf"]
 
@@ -40,29 +35,5 @@ def serve_gguf(log_dir: Path, *, alias: str = "smollm2", startup_timeout: float 
     cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias", alias,
            "--host", "127.0.0.1", "--port", str(port), "--logits_all", "True", "--n_ctx", "2048",
            "--n_threads", str(threads), "--seed", "0", "--verbose", "False"]  # fmt: skip
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-    try:
-        _wait_ready(f"http://127.0.0.1:{port}/v1/models", proc, log, startup_timeout)
+    with serve_process(cmd, ready_url=f"http://127.0.0.1:{port}/v1/models", log=log, timeout=startup_timeout):
         yield ServedModel(base_url=f"http://127.0.0.1:{port}/v1", model=alias, log=log)
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-
-
-def _wait_ready(url: str, proc: subprocess.Popen, log: Path, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"llama_cpp.server exited with {proc.returncode}: {log.read_text()[-2000:]}")
-        try:
-            if httpx.get(url, timeout=2.0).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.5)
-    raise RuntimeError(f"llama_cpp.server did not answer {url} within {timeout}s: {log.read_text()[-2000:]}")
