@@ -60,9 +60,9 @@ _NEEDS: dict[str, str] = {
 class CollectSummary:
     """What one ``collect`` run did with the questions of its design.
 
-    ``questions`` = ``already_stored`` + ``asked`` + the questions of methods skipped mid-run
-    (``skipped_questions``); ``written`` answers were stored now, with ``status_counts``; ``skipped`` gives each
-    skipped method's reason (methods the backend lacks are skipped before their questions are built).
+    ``questions`` = ``already_stored`` + ``asked`` + the questions of skipped methods (``skipped_questions``, by
+    method; reflection questions, built from implicit answers, are counted only when asked); ``written`` answers
+    were stored now, with ``status_counts``; ``skipped`` gives each skipped method's reason.
     """
 
     model: str
@@ -94,7 +94,7 @@ class CollectSummary:
                + f", {skipped} skipped, {self.errors} left with errors"]  # fmt: skip
         for method, reason in self.skipped.items():
             left = self.skipped_questions.get(method, 0)
-            out.append(f"  skipped {method}" + (f" ({left} questions not asked)" if left else "") + f": {reason}")
+            out.append(f"  skipped {method}" + (f" ({left} questions)" if left else "") + f": {reason}")
         if self.errors:
             out.append(f"  {self.errors} answers failed; run the same command again to retry them")
         return out
@@ -187,18 +187,25 @@ def collect(
                 runnable.append(method)
             else:
                 _skip(db, summary, method, _missing_reason(backend, method))
-        design = build_design(
-            backend.name,
-            dims,
-            [m for m in runnable if m != Method.REFLECTION.value],
-            sessions=sessions,
-            reps=reps,
-            seed=seed,
-            temperature=temperature,
-            items_per_dimension=items_per_dimension,
-            with_choice_logprobs=Capability.CHOICE_LOGPROBS in backend.capabilities,
-            max_new_tokens=max_new_tokens,
-        )
+
+        def design_of(chosen: list[str]) -> list[Question]:
+            return build_design(
+                backend.name,
+                dims,
+                [m for m in chosen if m != Method.REFLECTION.value],
+                sessions=sessions,
+                reps=reps,
+                seed=seed,
+                temperature=temperature,
+                items_per_dimension=items_per_dimension,
+                with_choice_logprobs=Capability.CHOICE_LOGPROBS in backend.capabilities,
+                max_new_tokens=max_new_tokens,
+            )
+
+        unasked = design_of([m for m in methods if m not in runnable])  # counted, never asked
+        summary.questions += len(unasked)
+        summary.skipped_questions.update(q.method for q in unasked)
+        design = design_of(runnable)
         bar = _progress(len(design), backend.name, progress)
         _ask_all(backend, db, design, dims, batch_size, summary, bar)
         if Method.REFLECTION.value in runnable and Method.REFLECTION.value not in summary.skipped:

@@ -78,7 +78,22 @@ def test_a_method_skipped_mid_run_drops_no_other_question(backend, tmp_path):
     assert summary.skipped_questions == {"logprob": len(logprob) - BATCH}
     assert summary.questions == len(design) == summary.already_stored + summary.asked + len(logprob) - BATCH
     assert summary.written == len(rows) == summary.asked and summary.errors == 0
-    assert f"  skipped logprob ({len(logprob) - BATCH} questions not asked): {REASON}" in summary.lines()
+    assert f"  skipped logprob ({len(logprob) - BATCH} questions): {REASON}" in summary.lines()
 
     again = collect(backend, store, batch_size=BATCH, progress=False, **DESIGN)  # a rerun asks nothing stored
     assert again.already_stored == len(rows) and again.written == 0
+
+
+def test_methods_a_base_model_lacks_are_counted_with_their_reason(gemma, tmp_path):
+    """Gemma-3-270M base has no chat template: its implicit and explicit questions are counted as skipped, never
+    asked, and the summary says why."""
+    summary = collect(gemma, tmp_path / "study.sqlite", dimensions=["gender_career"], items_per_dimension=1,
+                      methods=["implicit", "explicit", "embedding"], sessions=1, reps=1, progress=False)  # fmt: skip
+    assert summary.skipped_questions == {"implicit": 12, "explicit": 6}  # 3 wordings x 4 orders; 3 x 2
+    assert (summary.questions, summary.asked, summary.written) == (20, 2, 2)  # embedding: the pair and WEAT
+    assert set(summary.skipped) == {"implicit", "explicit"}
+    assert all("base model without a chat template" in reason for reason in summary.skipped.values())
+    header, *rest = summary.lines()
+    assert header.endswith("20 questions: 0 already stored, 2 asked, 2 stored now (ok 2), 18 skipped, "
+                           "0 left with errors")  # fmt: skip
+    assert any(line.startswith("  skipped implicit (12 questions): ") for line in rest)
