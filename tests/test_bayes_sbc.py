@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import pytest
 
-from bias_validity.psychometrics.bayes import index_design, simulate_study
+import numpy as np
+
+from bias_validity.psychometrics.bayes import build_model, index_design, simulate_study
+from bias_validity.psychometrics.bayes._pymc import pm
 from bias_validity.psychometrics.bayes.sbc import simulation_based_calibration
 
 _SIZE = dict(replications=40, draws=200, tune=200, chains=2, ranks_of=49, seed=1)
@@ -42,3 +45,26 @@ def test_ranks_reveal_a_prior_scale_off_by_two(design):
     sd_ranks = result.ranks[:, (result.labels["quantity"] == "item_sd").to_numpy()]
     assert (sd_ranks == result.draws).mean() > 0.15  # calibrated: 1 / 50 of the ranks
     assert families["item_sd"]["coverage_90"] < 0.8
+
+
+@pytest.fixture(scope="module")
+def likert_design():
+    sim = simulate_study(units=1, traits=1, items=4, templates=2, orders=1, reps=3, seed=0, binary_methods=(),
+                         ordinal_methods=("explicit",), score_methods=())  # fmt: skip
+    return index_design(sim["binary"], ordinal=sim["ordinal"])
+
+
+def test_forward_draws_of_the_cutpoints_are_ordered(likert_design):
+    # the ordered transform orders only the sampler's values: forward draws (SBC's truths) must be sorted too
+    cut = pm.draw(build_model(likert_design)["cut"], draws=500, random_seed=2)
+    assert cut.shape == (500, 1, 4)
+    assert (np.diff(cut, axis=-1) > 0).all()
+    # the order statistics of iid Normal(0, 2.5): E[max of 4] = 2.5 * 1.0294 (Harter 1961)
+    assert cut[..., -1].mean() == pytest.approx(2.5 * 1.0294, abs=0.25)
+
+
+def test_likert_scs_are_calibrated(likert_design):
+    families = simulation_based_calibration(likert_design, **_SIZE).family_summary(bins=5)
+    assert families["sc"]["ranks"] == 40, families
+    assert families["sc"]["p_uniform"] > 0.01, families
+    assert 0.8 <= families["sc"]["coverage_90"] <= 0.98, families

@@ -34,8 +34,8 @@ def build_model(design: Design, *, lkj_eta: float = 2.0, prior_scale: float = 1.
     -------
     pymc.Model
         Free variables: ``beta`` (method logit mean, binary methods), ``tau_b``/``z_b`` (group spread and
-        offsets), ``tau_o``/``z_o`` and ``cut`` (ordinal), ``a_s``/``sigma_s`` (scores), ``chol`` (LKJ Cholesky
-        factor with per-method item SDs), ``z_item_<method>`` (item contrasts),
+        offsets), ``tau_o``/``z_o`` and ``cut_ordered`` (ordinal; ``cut`` is its sorted copy), ``a_s``/``sigma_s``
+        (scores), ``chol`` (LKJ Cholesky factor with per-method item SDs), ``z_item_<method>`` (item contrasts),
         ``sigma_tmpl``/``z_tmpl``, ``sigma_ord``/``z_ord``. Observed data are ``pm.Data`` containers ``k``, ``n``,
         ``likert_counts`` and
         ``score_z`` so a compiled model can be refitted on new data of the same design.
@@ -124,11 +124,15 @@ def build_model(design: Design, *, lkj_eta: float = 2.0, prior_scale: float = 1.
             offset = _partially_centred("z_o", 0.0, tau_o[g_ord], _weights(info["go"], 1.0) * pooled)
             mu_o = pm.Deterministic("mu_o", pooled * offset)
             start = np.linspace(-2.0, 2.0, n_levels - 1)
-            cut = pm.Normal(
-                "cut", 0.0, 2.5 * prior_scale, shape=(len(d.ordinal_methods), n_levels - 1),
+            cut_ordered = pm.Normal(
+                "cut_ordered", 0.0, 2.5 * prior_scale, shape=(len(d.ordinal_methods), n_levels - 1),
                 transform=pm.distributions.transforms.ordered,
                 initval=np.tile(start, (len(d.ordinal_methods), 1)),
             )  # fmt: skip
+            # the transform orders the sampler's values only; forward draws (prior predictive, so SBC's truths) of
+            # the same variable are iid and unsorted. Sorting is the identity on ordered values and turns iid draws
+            # into the ordered prior's law (the order statistics), so both paths see one prior
+            cut = pm.Deterministic("cut", pt.sort(cut_ordered, axis=-1))
             eta = mu_o[o["g"].to_numpy()] + b_item[o["i"].to_numpy(), o["k_m"].to_numpy()]
             eta = eta + tmpl[o["t"].to_numpy().astype(int)] + ords[o["o"].to_numpy().astype(int)]
             cdf = pm.math.sigmoid(cut[o["c_m"].to_numpy()] - eta[:, None])
