@@ -3,9 +3,10 @@
 Size: 1 model x 1 dimension x 2 binary methods x 4 items x 2 templates, 2 answers per cell (16 per SC: sparse, so
 the prior matters, as in the demo); 40 replications of 2 chains x 200 draws, ranks among 49 thinned draws in 5
 bins (80 ranks per SC or item-SD family, 16 expected per bin). What it detects: a prior scale off by 2x. Measured
-(seed 1): calibrated, every family's uniformity p >= 0.12 (SC 0.80, item SD 0.22); truths from a prior twice as
-wide, the item SD's p < 1e-6 with 90% coverage 0.61 (template SD likewise), while the SC families stay uniform
-(p 0.12-0.64): SCs are informed by the answers, the scale parameters by the prior. The 200 + 100 replication study
+(seed 1, item SDs under their Gamma(2, 2) prior): calibrated, every family's uniformity p >= 0.06 (SC 0.58, item
+SD 0.80); truths from a prior twice as wide, the item SD's p < 1e-6 with 90% coverage 0.74 and 15-19% of its ranks
+at the top (none when calibrated; template SD likewise), while the SC families stay uniform (p 0.28-0.30): SCs
+are informed by the answers, the scale parameters by the prior. The 200 + 100 replication study
 of the demo-like and paper-like designs is bench/calibration.py.
 """
 
@@ -43,7 +44,7 @@ def test_ranks_reveal_a_prior_scale_off_by_two(design):
     assert families["item_sd"]["p_uniform"] < 0.001, families
     # truths from a prior twice as wide lie above the posterior: ranks pile up at the top
     sd_ranks = result.ranks[:, (result.labels["quantity"] == "item_sd").to_numpy()]
-    assert (sd_ranks == result.draws).mean() > 0.15  # calibrated: 1 / 50 of the ranks
+    assert (sd_ranks == result.draws).mean() > 0.1  # calibrated: 1 / 50 of the ranks
     assert families["item_sd"]["coverage_90"] < 0.8
 
 
@@ -64,6 +65,7 @@ def test_forward_draws_of_the_cutpoints_are_ordered(likert_design):
 
 
 def test_likert_scs_are_calibrated(likert_design):
+    # with unsorted forward draws of the cutpoints the Likert SC's 90% coverage was 0.625 here
     families = simulation_based_calibration(likert_design, **_SIZE).family_summary(bins=5)
     assert families["sc"]["ranks"] == 40, families
     assert families["sc"]["p_uniform"] > 0.01, families
