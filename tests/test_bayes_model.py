@@ -188,3 +188,18 @@ def test_report_shows_the_posterior_predictive_check(study, fitted):
     shares = report.extra_tables["ppc_share_outside"].set_index("method")["share_outside"]
     assert shares.to_dict() == fitted.ppc.groupby("method")["outside"].mean().to_dict()
     assert "outside their 90% interval per method: " in section.blocks[0].text
+
+
+def test_a_study_of_one_method_fits_and_recovers_its_scs():
+    # one method leaves no correlation matrix: LKJCholeskyCov cannot draw a 1 x 1 factor, which crashed the fit's
+    # prior draws (identification) before any sampling
+    from bias_validity.psychometrics.bayes import fit_hierarchical
+
+    sim = simulate_study(units=1, traits=2, items=4, templates=2, orders=1, reps=30, seed=5,
+                         binary_methods=("implicit",), ordinal_methods=(), score_methods=())  # fmt: skip
+    fit = fit_hierarchical(sim["binary"], config=FitConfig(draws=500, tune=500, chains=2, seed=1, max_draws=None))
+    sc = fit.quantities[fit.quantities["quantity"] == "sc"].set_index("dimension")
+    truth = sim["truth"].set_index("dimension")["sc"]
+    assert len(sc) == 2 and sc["identified"].all()
+    for dim in sc.index:
+        assert sc.loc[dim, "hdi_low"] <= truth[dim] <= sc.loc[dim, "hdi_high"], (dim, truth[dim])
