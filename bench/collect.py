@@ -14,6 +14,9 @@ The prefix cache (``HFBackend.prefix_cache``): the same questions generated with
 (system line and worked example) run once from a key/value cache, and without, each batch both ways back to back;
 ``ratio_prefix_cache_vs_uncached`` is answers per second with over without (``_cpu_time``: by this process's CPU
 seconds), and ``prefix_cache_answers_identical`` whether every answer was the same on both paths.
+``ratio_prefix_cache_bound`` is the most any prefix cache could give on this workload (Amdahl's law): the share of
+the uncached time spent in the prompts' prefill times the share of prompt tokens a prefix group shares (a group's
+prefix still runs once); decoding the answers is the rest.
 
 Usage: python bench/collect.py [--model hf:smollm2] [--dimensions gender_career race] [--items 8]
                               [--thread-counts 1 2] [--cache-rounds 2]
@@ -81,11 +84,38 @@ def _by_prefix_cache(backend, questions, bs, rounds):  # noqa: ANN001, ANN202
                 cpu[cached] += time.process_time() - start_cpu
     backend.prefix_cache = True
     n = rounds * len(questions)
+    prefill_s, shared, total = _prefill_share(backend, batches)
+    # Amdahl: the cache saves at most the shared prefix's part of the prefill, so the ratio is bounded by
+    # 1 / (1 - prefill share x prefix share) whatever the implementation
+    bound = 1.0 / (1.0 - (prefill_s * rounds / wall[False]) * (shared / total))
     return {"generate_answers_per_s_uncached": round(n / wall[False], 2),
+            "prefill_share_of_uncached_time": round(prefill_s * rounds / wall[False], 3),
+            "shared_prefix_share_of_prompt_tokens": round(shared / total, 3),
+            "ratio_prefix_cache_bound": round(bound, 2),
             "generate_answers_per_s_prefix_cache": round(n / wall[True], 2),
             "ratio_prefix_cache_vs_uncached": round(wall[False] / wall[True], 2),
             "ratio_prefix_cache_vs_uncached_cpu_time": round(cpu[False] / cpu[True], 2),
             "prefix_cache_answers_identical": texts[False] == texts[True]}  # fmt: skip
+
+
+def _prefill_share(backend, batches):  # noqa: ANN001, ANN202
+    """Seconds of the uncached prefill of every batch (one forward pass over the left-padded prompts), and the
+    prompt tokens the batches' prefix groups share against all prompt tokens."""
+    from bias_validity.probes.backends.hf import _pad, _prefix_groups
+
+    torch = backend._torch
+    seconds, shared, total = 0.0, 0, 0
+    for chunk in batches:
+        prompts = [backend._chat_ids(q.messages) for q in chunk]
+        ids, mask = _pad(prompts, backend._pad, left=True)
+        start = time.perf_counter()
+        with torch.inference_mode():
+            backend.model(input_ids=ids, attention_mask=mask, position_ids=(mask.cumsum(-1) - 1).clamp(min=0),
+                          use_cache=True, logits_to_keep=1)  # fmt: skip
+        seconds += time.perf_counter() - start
+        total += sum(len(p) for p in prompts)
+        shared += sum(length * (len(members) - 1) for members, length in _prefix_groups(prompts))
+    return seconds, shared, total
 
 
 def _by_threads(backend, questions, bs, counts, rounds=2):  # noqa: ANN001, ANN202
