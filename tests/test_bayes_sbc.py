@@ -12,9 +12,8 @@ of the demo-like and paper-like designs is bench/calibration.py.
 
 from __future__ import annotations
 
-import pytest
-
 import numpy as np
+import pytest
 
 from bias_validity.psychometrics.bayes import build_model, index_design, simulate_study
 from bias_validity.psychometrics.bayes._pymc import pm
