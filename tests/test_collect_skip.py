@@ -89,11 +89,12 @@ def test_methods_a_base_model_lacks_are_counted_with_their_reason(gemma, tmp_pat
     asked, and the summary says why."""
     summary = collect(gemma, tmp_path / "study.sqlite", dimensions=["gender_career"], items_per_dimension=1,
                       methods=["implicit", "explicit", "embedding"], sessions=1, reps=1, progress=False)  # fmt: skip
-    assert summary.skipped_questions == {"implicit": 12, "explicit": 6}  # 3 wordings x 4 orders; 3 x 2
-    assert (summary.questions, summary.asked, summary.written) == (20, 2, 2)  # embedding: the pair and WEAT
+    # implicit: 3 wordings x 4 orders; explicit: 3 wordings x 2 orders x (the statement, its reversal)
+    assert summary.skipped_questions == {"implicit": 12, "explicit": 12}
+    assert (summary.questions, summary.asked, summary.written) == (26, 2, 2)  # embedding: the pair and WEAT
     assert set(summary.skipped) == {"implicit", "explicit"}
     assert all("base model without a chat template" in reason for reason in summary.skipped.values())
     header, *rest = summary.lines()
-    assert header.endswith("20 questions: 0 already stored, 2 asked, 2 stored now (ok 2), 18 skipped, "
+    assert header.endswith("26 questions: 0 already stored, 2 asked, 2 stored now (ok 2), 24 skipped, "
                            "0 left with errors")  # fmt: skip
     assert any(line.startswith("  skipped implicit (12 questions): ") for line in rest)
