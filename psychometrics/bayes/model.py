@@ -85,13 +85,14 @@ def build_model(design: Design, *, lkj_eta: float = 2.0, prior_scale: float = 1.
               "item_contrast": list(range(h_item.shape[1]))}  # fmt: skip
     info = _information(d)
     with pm.Model(coords=coords) as model:
-        sd_dist = pm.Gamma.dist(alpha=2.0, beta=2.0 / prior_scale, shape=n_m)
+        item_sd = {"alpha": 2.0, "beta": 2.0 / prior_scale}  # zero-avoiding Gamma(2, 2), see Notes
         if n_m > 1:
-            chol, _, _ = pm.LKJCholeskyCov("chol", n=n_m, eta=lkj_eta, sd_dist=sd_dist, compute_corr=True)
+            chol, _, _ = pm.LKJCholeskyCov("chol", n=n_m, eta=lkj_eta, sd_dist=pm.Gamma.dist(**item_sd, shape=n_m),
+                                           compute_corr=True)  # fmt: skip
         else:  # one method: nothing to correlate, and LKJCholeskyCov cannot draw a 1 x 1 factor forward
-            chol = pm.Deterministic("chol_stds", pm.Gamma("chol_sd", alpha=2.0, beta=2.0 / prior_scale, shape=1))
+            sd = pm.Deterministic("chol_stds", pm.Gamma("chol_sd", **item_sd, shape=1))
             pm.Deterministic("chol_corr", pt.ones((1, 1)))
-            chol = chol[:, None]
+            chol = sd[:, None]
         # item effects sum to zero within each trait (the group means carry the traits' levels), drawn in an
         # orthonormal basis of the zero-sum subspace: iid rows y ~ MvNormal(0, Sigma) give b = H y the law of centred
         # iid MvNormal effects, without the prior-only direction that centring afterwards leaves to the sampler
