@@ -8,10 +8,12 @@ validity.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 from scipy.linalg import helmert
 
 from bias_validity.psychometrics.bayes._pymc import pm, pt
 from bias_validity.psychometrics.bayes.design import Design
+from bias_validity.psychometrics.bayes.likelihoods import binomial_logit, cumulative_logit_counts
 
 __all__ = ["build_model"]
 
@@ -56,7 +58,9 @@ def build_model(design: Design, *, lkj_eta: float = 2.0, prior_scale: float = 1.
     method measured in a single group gets no group spread: they would otherwise be unidentified and make
     divergences.
     A Likert cell has the same linear predictor without ``beta`` (the cutpoints carry the location) and
-    ``counts_c ~ Multinomial(n_c, p)``, ``P(y <= j) = logistic(cut_{m,j} - eta_c)``.
+    ``counts_c ~ Multinomial(n_c, p)``, ``P(y <= j) = logistic(cut_{m,j} - eta_c)``. Both count likelihoods are
+    :mod:`bias_validity.psychometrics.bayes.likelihoods`' closed forms without their data-only constants: on the
+    paper-scale workload they halve the cost of a gradient (1.46 to 0.73 ms; the same posterior).
     A score (standardised within method x template) is ``z ~ Normal(a_g + b_{i,m}, sigma_m)``,
     ``sigma_m ~ Gamma(2, 2)`` (zero-avoiding: its density vanishes at 0 [3]_): deterministic scores
     (log-probabilities, embedding effects) measure the same item effects without sampling noise.
@@ -101,6 +105,12 @@ def build_model(design: Design, *, lkj_eta: float = 2.0, prior_scale: float = 1.
         else:  # one item per trait: no item effects
             y_item = pt.zeros((0, n_m))
         b_item = pm.Deterministic("b_item", pt.dot(h_item, y_item) * d.item_mask(), dims=("item", "method"))
+        flat_item = b_item.flatten()
+
+        def item_effect(cells: pd.DataFrame) -> pt.TensorVariable:
+            # one flat index, not an (item, method) pair: a 1-d gather's gradient is a plain loop (3% faster)
+            return flat_item[cells["i"].to_numpy(dtype=int) * n_m + cells["k_m"].to_numpy(dtype=int)]
+
         # template and order effects sum to zero within each method, in the same way (a method with one level has
         # none: its level is the method mean)
         sigma_tmpl, sigma_ord = (pm.HalfNormal(name, 0.5 * prior_scale) for name in ("sigma_tmpl", "sigma_ord"))
@@ -116,11 +126,11 @@ def build_model(design: Design, *, lkj_eta: float = 2.0, prior_scale: float = 1.
             pooled = _pooled(g_method)  # a method measured in one group has no spread: its mean is the method's
             offset = _partially_centred("z_b", beta[g_method], tau_b[g_method], _weights(info["gb"], 1.0) * pooled)
             mu_b = pm.Deterministic("mu_b", beta[g_method] + pooled * offset)
-            eta = mu_b[b["g"].to_numpy()] + b_item[b["i"].to_numpy(), b["k_m"].to_numpy()]
+            eta = mu_b[b["g"].to_numpy()] + item_effect(b)
             eta = eta + tmpl[b["t"].to_numpy().astype(int)] + ords[b["o"].to_numpy().astype(int)]
             k = pm.Data("k", b["k"].to_numpy(dtype="int64"))
             n = pm.Data("n", b["n"].to_numpy(dtype="int64"))
-            pm.Binomial("y_binary", n=n, logit_p=eta, observed=k)
+            binomial_logit("y_binary", n, eta, observed=k)
 
         if len(d.ordinal):
             o = d.ordinal
@@ -141,15 +151,10 @@ def build_model(design: Design, *, lkj_eta: float = 2.0, prior_scale: float = 1.
             # the same variable are iid and unsorted. Sorting is the identity on ordered values and turns iid draws
             # into the ordered prior's law (the order statistics), so both paths see one prior
             cut = pm.Deterministic("cut", pt.sort(cut_ordered, axis=-1))
-            eta = mu_o[o["g"].to_numpy()] + b_item[o["i"].to_numpy(), o["k_m"].to_numpy()]
+            eta = mu_o[o["g"].to_numpy()] + item_effect(o)
             eta = eta + tmpl[o["t"].to_numpy().astype(int)] + ords[o["o"].to_numpy().astype(int)]
-            cdf = pm.math.sigmoid(cut[o["c_m"].to_numpy()] - eta[:, None])
-            ones, zeros = pt.ones((len(o), 1)), pt.zeros((len(o), 1))
-            probs = pt.concatenate([cdf, ones], axis=1) - pt.concatenate([zeros, cdf], axis=1)
-            probs = pt.clip(probs, 1e-12, 1.0)
             counts = pm.Data("likert_counts", d.ordinal_counts.astype("int64"))
-            pm.Multinomial("y_likert", n=counts.sum(axis=1), p=probs / probs.sum(axis=1, keepdims=True),
-                           observed=counts)  # fmt: skip
+            cumulative_logit_counts("y_likert", counts.sum(axis=1), cut, o["c_m"].to_numpy(), eta, observed=counts)
 
         # a score method seen on one item only measures no item effect (and its lone score per group would make
         # the Gaussian likelihood unbounded as sigma -> 0), so it is left out
@@ -161,7 +166,7 @@ def build_model(design: Design, *, lkj_eta: float = 2.0, prior_scale: float = 1.
             # every score, and under a half-normal the noise SD then sinks to zero, a funnel that made all the
             # demo's divergences (their median sigma_s 0.05 against 0.69 over all draws, the embedding method's)
             sigma_s = pm.Gamma("sigma_s", alpha=2.0, beta=2.0 / prior_scale, shape=len(d.score_methods))
-            mu_s = a_s[s["g"].to_numpy()] + b_item[s["i"].to_numpy(), s["k_m"].to_numpy()]
+            mu_s = a_s[s["g"].to_numpy()] + item_effect(s)
             z = pm.Data("score_z", s["z"].to_numpy(dtype=float))
             pm.Normal("y_score", mu_s, sigma_s[s[d.columns.method].map(sm).to_numpy()], observed=z)
     return model
