@@ -191,7 +191,7 @@ def part_coverage(studies: int, prob: float = 0.9) -> dict[str, object]:
                 "score_z": d.scores["z"].to_numpy(dtype=float)}  # fmt: skip
         with single_threaded_blas():
             idata = nutpie.sample(compiled.with_data(**data), draws=500, tune=500, chains=4, seed=seed,
-                                  target_accept=0.95, progress_bar=False)  # fmt: skip
+                                  target_accept=FitConfig().target_accept, progress_bar=False)  # fmt: skip
         labels, draws_arr = derived_draws(idata, d)
         table = summarise(labels, draws_arr, hdi_prob=prob)
         passed += diagnostics_gate(table, divergences=_arviz.divergences(idata))["passed"]

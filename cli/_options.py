@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from bias_validity.psychometrics.bayes.config import SAMPLERS, FitConfig
+from bias_validity.psychometrics.bayes.config import SAMPLERS, TARGET_ACCEPT_STEPS, FitConfig
 
 if TYPE_CHECKING:
     from bias_validity.probes.store import Study
@@ -24,13 +24,16 @@ def add_fit_arguments(p: argparse.ArgumentParser, *, seed_help: str = "sampler s
                    help=f"retry a fit that misses the gate on R-hat or ESS with twice the draws, up to this many "
                         f"(default {d.max_draws}; 0 fits once)")  # fmt: skip
     p.add_argument("--chains", type=int, default=d.chains, help=f"chains (default {d.chains})")
+    p.add_argument("--target-accept", type=float, default=d.target_accept,
+                   help=f"NUTS's target acceptance rate; a fit that diverges is retried at the next of "
+                        f"{', '.join(map(str, TARGET_ACCEPT_STEPS))} (default {d.target_accept})")  # fmt: skip
     p.add_argument("--seed", type=int, default=d.seed, help=f"{seed_help} (default {d.seed})")
 
 
 def fit_config(args: argparse.Namespace) -> FitConfig:
     """The :class:`FitConfig` the parsed sampler options describe."""
     return FitConfig(sampler=args.sampler, draws=args.draws, tune=args.tune, chains=args.chains, seed=args.seed,
-                     max_draws=args.max_draws or None)  # fmt: skip
+                     max_draws=args.max_draws or None, target_accept=args.target_accept)  # fmt: skip
 
 
 # --- The input of summary, fit, report and compare: a store, or a responses table analysed in memory. ---

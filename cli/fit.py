@@ -59,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
         "passed",
         "not_identified",
         "draws",
+        "target_accept",
     )
     diag = {k: fit.diagnostics[k] for k in keys if k in fit.diagnostics}
     if args.json:
@@ -83,6 +84,6 @@ def run(args: argparse.Namespace) -> int:
             print(f"wrote {args.out}")
     if not diag["passed"]:
         print(f"the fit FAILED its diagnostics gate ({fit.diagnostics['gate']}) with {diag.get('draws')} draws per "
-              "chain", file=sys.stderr)  # fmt: skip
+              f"chain at target acceptance {diag.get('target_accept')}", file=sys.stderr)  # fmt: skip
         return 1
     return 0

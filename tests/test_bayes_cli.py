@@ -43,10 +43,12 @@ def test_fit_json_reports_a_failed_gate_with_exit_status_1(fitted):
     assert f"FAILED its diagnostics gate ({describe_gate()})" in stderr
     diag = report["diagnostics"]
     assert set(diag) == {"max_rhat", "min_ess_bulk", "min_ess_tail", "divergences", "min_ebfmi", "max_depth_share",
-                         "passed", "not_identified", "draws"}  # fmt: skip
+                         "passed", "not_identified", "draws", "target_accept"}  # fmt: skip
     assert diag["passed"] is False and diag["min_ess_bulk"] < 400
-    assert diag["draws"] == (30 if diag["divergences"] else 60)  # retried with twice the draws unless it diverged
-    assert f"with {diag['draws']} draws per chain" in stderr
+    # retried with twice the draws unless it diverged, and after divergences with smaller steps at the same draws
+    assert diag["draws"] == (30 if diag["divergences"] else 60)
+    assert diag["target_accept"] in (0.8, 0.95, 0.99)
+    assert f"with {diag['draws']} draws per chain at target acceptance {diag['target_accept']}" in stderr
     # progress on stderr (off with --quiet): one line per attempt when it starts and when it ends
     assert "sampling 2 chains x (100 warm-up + 30 draws), nutpie\n" in stderr
     assert "sampled 2 chains x (100 warm-up + 30 draws), nutpie in " in stderr

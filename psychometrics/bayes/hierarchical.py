@@ -51,11 +51,11 @@ def fit_hierarchical(
         Tells from an order label whether a Likert cell is a reversed statement (ratings already keyed towards the
         stereotype); enables the ``acquiescence`` quantity.
     config : FitConfig, optional
-        Sampler, chains, warm-up, draws, retry ceiling, HDI mass and seed; the defaults of :class:`FitConfig`
-        when omitted. When the gate fails on R-hat or ESS alone (no divergence), the model is sampled again with
-        twice the draws, up to ``config.max_draws`` per chain; the last fit is returned and
-        ``diagnostics["draws"]`` says how many it took. Divergences are never sampled away: they mean the
-        posterior's geometry is wrong, not that the chains are short.
+        Sampler, chains, warm-up, draws, step-size target, retry ceiling, HDI mass and seed; the defaults of
+        :class:`FitConfig` when omitted. A fit that misses the gate is sampled again as :meth:`FitConfig.retry`
+        says: after divergences with smaller steps (target acceptance 0.95, then 0.99), never with more draws,
+        which would not remove them; otherwise with twice the draws, up to ``config.max_draws`` per chain. The last
+        fit is returned; ``diagnostics["draws"]`` and ``diagnostics["target_accept"]`` say what it took.
 
     Returns
     -------
@@ -100,7 +100,7 @@ def fit_hierarchical(
     ['ablation_retained_share', 'gap_explicit_implicit', 'latent_correlation', 'sc', 'sc_new_item']
     >>> sorted(fit.diagnostics)  # doctest: +NORMALIZE_WHITESPACE
     ['divergences', 'draws', 'failing', 'gate', 'max_depth_share', 'max_rhat', 'min_ebfmi', 'min_ess_bulk',
-     'min_ess_tail', 'not_identified', 'passed']
+     'min_ess_tail', 'not_identified', 'passed', 'target_accept']
     """
     config = FitConfig() if config is None else config
     design = index_design(binary, ordinal=ordinal, scores=scores, columns=columns)
@@ -122,11 +122,11 @@ def fit_hierarchical(
         sampler = {"divergences": _arviz.divergences(run.idata), "ebfmi": _arviz.ebfmi(run.idata),
                    "max_depth_share": _arviz.max_depth_share(run.idata)}  # fmt: skip
         gate = diagnostics_gate(table[table["estimable"]], **sampler)
-        gate["draws"] = config.draws
-        longer = config.retry()
-        if gate["passed"] or gate["divergences"] or longer is None:
+        gate["draws"], gate["target_accept"] = config.draws, config.target_accept
+        retry = config.retry(divergences=gate["divergences"])
+        if gate["passed"] or retry is None:
             break
-        config = longer
+        config = retry
     label_cols = ["quantity", columns.unit, columns.trait, columns.method]
     quantities = table[[*label_cols, *_SUMMARY_COLUMNS, *_IDENTIFICATION_COLUMNS]].copy()
     quantities.attrs = {**table.attrs, "identification": dict(IDENTIFICATION)}

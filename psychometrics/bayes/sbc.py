@@ -15,6 +15,7 @@ from scipy import stats
 
 from bias_validity.psychometrics.bayes import _arviz
 from bias_validity.psychometrics.bayes._pymc import pm
+from bias_validity.psychometrics.bayes.config import FitConfig
 from bias_validity.psychometrics.bayes.derived import derived_draws, summarise
 from bias_validity.psychometrics.bayes.design import Design
 from bias_validity.psychometrics.bayes.diagnostics import diagnostics_gate
@@ -178,7 +179,7 @@ def simulation_based_calibration(
         data = {name: values[r].astype(values.dtype) for name, values in observed.items()}
         with single_threaded_blas():
             idata = nutpie.sample(compiled.with_data(**data), draws=draws, tune=tune, chains=chains, seed=seed + r,
-                                  target_accept=0.95, progress_bar=False)  # fmt: skip
+                                  target_accept=FitConfig().target_accept, progress_bar=False)  # fmt: skip
         labels, post = sbc_quantities(idata, design)
         flat = post.reshape(-1, post.shape[-1])[pick]
         ranks[r] = (flat < truths[r]).sum(axis=0)
