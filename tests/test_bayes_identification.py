@@ -39,6 +39,24 @@ def test_prior_draws_of_a_latent_correlation_have_the_lkj_marginal():
     assert np.abs(corr.mean(axis=(0, 1))).max() < 0.03
 
 
+def test_derived_draws_do_not_depend_on_how_the_draws_are_sliced(monkeypatch):
+    # derived quantities are computed in slices of draws to bound memory (a large study's new-item SCs would need
+    # 15 GB at once); slices of one draw must give every quantity as one slice of all draws does
+    from bias_validity.psychometrics.bayes import derived
+
+    sim = simulate_study(units=1, traits=2, items=3, templates=2, orders=2, reps=5, seed=0)
+    sim = {k: v.rename(columns={"unit": "model", "trait": "dimension"}) for k, v in sim.items()}
+    design = index_design(sim["binary"], ordinal=sim["ordinal"], scores=sim["scores"])
+    prior = prior_draws(build_model(design), draws=30, seed=2)
+    whole_labels, whole = derived_draws(prior, design, reversed_order=lambda order: order == "o1")
+    monkeypatch.setattr(derived, "_CHUNK_VALUES", 1)
+    assert len(derived._draw_slices(prior, len(design.ordinal), 20)) == 30
+    labels, sliced = derived_draws(prior, design, reversed_order=lambda order: order == "o1")
+    assert {"sc_new_item", "acquiescence"} <= set(labels["quantity"])
+    pd.testing.assert_frame_equal(labels, whole_labels)
+    np.testing.assert_allclose(sliced, whole, rtol=1e-12)  # the same numbers up to the matrix product's rounding
+
+
 def test_item_contrasts_count_items_both_methods_see_less_one_per_trait():
     assert set(item_contrasts(_design(items=3)).values()) == {4}  # 2 traits x (3 - 1)
     assert set(item_contrasts(_design(items=6)).values()) == {10}

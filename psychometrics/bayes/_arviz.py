@@ -36,9 +36,9 @@ def _group(idata: object, name: str) -> object:
     return group.to_dataset() if hasattr(group, "to_dataset") else group
 
 
-def posterior_array(idata: object, var: str) -> np.ndarray:
-    """Draws of one posterior variable as an array shaped ``(chain, draw, *shape)``."""
-    return np.asarray(_group(idata, "posterior")[var].transpose("chain", "draw", ...).to_numpy())
+def posterior_array(idata: object, var: str, draws: slice = slice(None)) -> np.ndarray:
+    """Draws of one posterior variable as an array shaped ``(chain, draw, *shape)``, of each chain's ``draws``."""
+    return np.asarray(_group(idata, "posterior")[var].isel(draw=draws).transpose("chain", "draw", ...).to_numpy())
 
 
 def divergences(idata: object) -> int:

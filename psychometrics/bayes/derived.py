@@ -37,8 +37,11 @@ def _side_share(eta: np.ndarray, cut: np.ndarray | None) -> np.ndarray:
     return agree / (agree + disagree)
 
 
-def cell_scores(idata: object, design: Design, kind: str, *, new_item: bool = False) -> np.ndarray:
-    """SC draws ``(chain, draw, cell)`` of each binary or ordinal (``kind``) design cell.
+def cell_scores(
+    idata: object, design: Design, kind: str, *, new_item: bool = False, draws: slice = slice(None)
+) -> np.ndarray:
+    """SC draws ``(chain, draw, cell)`` of each binary or ordinal (``kind``) design cell, for the posterior draws
+    ``draws`` of each chain (all by default).
 
     A binary cell's SC is the probability of a consistent answer; a Likert cell's (ratings keyed towards the
     stereotype) the probability of a keyed 4-5 among ratings that take a side (1, 2, 4, 5), so its chance level is
@@ -50,29 +53,47 @@ def cell_scores(idata: object, design: Design, kind: str, *, new_item: bool = Fa
     mean by ``d``; drawing it carries that uncertainty into the new-item SC and its contrasts.
     """
     cells = design.binary if kind == "binary" else design.ordinal
-    mu = _arviz.posterior_array(idata, "mu_b" if kind == "binary" else "mu_o")
+
+    def post(name: str) -> np.ndarray:
+        return _arviz.posterior_array(idata, name, draws)
+
+    mu = post("mu_b" if kind == "binary" else "mu_o")
     g, i, m = cells["g"].to_numpy(), cells["i"].to_numpy(), cells["k_m"].to_numpy()
     t, o = cells["t"].to_numpy(dtype=int), cells["o"].to_numpy(dtype=int)
-    eta = mu[..., g] + _arviz.posterior_array(idata, "tmpl")[..., t] + _arviz.posterior_array(idata, "ords")[..., o]
-    cut = None if kind == "binary" else _arviz.posterior_array(idata, "cut")[..., cells["c_m"].to_numpy(), :]
+    eta = mu[..., g] + post("tmpl")[..., t] + post("ords")[..., o]
+    cut = None if kind == "binary" else post("cut")[..., cells["c_m"].to_numpy(), :]
     if not new_item:
-        return _side_share(eta + _arviz.posterior_array(idata, "b_item")[..., i, m], cut)
+        return _side_share(eta + post("b_item")[..., i, m], cut)
     sd_all = _arviz.posterior_array(idata, "chol_stds")
-    sd = sd_all[..., m]
+    sd = sd_all[:, draws][..., m]  # sd_all whole: its shape sizes the draws of z below
     # the mean of the items asked, relative to the item distribution's: correlated across methods as the item
     # effects are (LKJ), one draw per posterior draw and trait, with a fixed seed so a fit always gives the same
     # quantities
     traits = sorted(set(design.item_traits()))
     t_code = cells[design.columns.trait].astype(str).map({name: k for k, name in enumerate(traits)}).to_numpy()
-    corr = _arviz.posterior_array(idata, "chol_corr")
+    corr = post("chol_corr")
     chol = np.linalg.cholesky(corr + 1e-9 * np.eye(corr.shape[-1]))
-    z = np.random.default_rng(0).standard_normal((*sd_all.shape, len(traits)))  # (chain, draw, method, trait)
+    # drawn for every posterior draw and then sliced, so a slice of draws gets the numbers the whole would
+    z = np.random.default_rng(0).standard_normal((*sd_all.shape, len(traits)))[:, draws]  # (chain, draw, method, trait)
     w = np.einsum("cdij,cdjt->cdit", chol, z)
     n_items = pd.Series(i).groupby([t_code, m]).transform("nunique").to_numpy()
     shift = sd * w[..., m, t_code] / np.sqrt(n_items)
     nodes = np.sqrt(2.0) * sd[..., None] * _GH_NODES
     cut = None if cut is None else cut[..., None, :]
     return (_side_share((eta - shift)[..., None] + nodes, cut) * _GH_WEIGHTS).sum(axis=-1) / np.sqrt(np.pi)
+
+
+#: Most values (chains x draws x cells x quadrature nodes) one slice of :func:`cell_scores` holds: 2^24 doubles,
+#: 128 MB. A large imported study (24,000 cells, 4000 draws, 20 nodes) would otherwise need 15 GB at once.
+_CHUNK_VALUES = 2**24
+
+
+def _draw_slices(idata: object, cells: int, per_cell: int) -> list[slice]:
+    """Slices of each chain's draws small enough that ``chains x draws x cells x per_cell`` stays within
+    :data:`_CHUNK_VALUES`."""
+    chains, n_draws = _arviz.posterior_array(idata, "tmpl").shape[:2]
+    step = max(1, _CHUNK_VALUES // max(1, chains * cells * per_cell))
+    return [slice(start, start + step) for start in range(0, n_draws, step)]
 
 
 def _group_means(values: np.ndarray, g: np.ndarray, n_groups: int, mask: np.ndarray | None = None) -> np.ndarray:
@@ -101,7 +122,10 @@ def group_scores(
     for kind, cells, groups in parts:
         if len(cells) == 0:
             continue
-        sc = _group_means(cell_scores(idata, design, kind, new_item=new_item), cells["g"].to_numpy(), len(groups))
+        g = cells["g"].to_numpy()
+        slices = _draw_slices(idata, len(cells), len(_GH_NODES) if new_item else 1)
+        sc = np.concatenate([_group_means(cell_scores(idata, design, kind, new_item=new_item, draws=part), g,
+                                          len(groups)) for part in slices], axis=1)  # fmt: skip
         for j, key in enumerate(map(tuple, groups.to_numpy())):
             if new_item and not mask[design.methods.index(key[2])]:
                 continue
@@ -123,12 +147,15 @@ def acquiescence_scores(
     cells = design.ordinal
     if len(cells) == 0:
         return {}
-    sc = cell_scores(idata, design, "ordinal")
     g = cells["g"].to_numpy()
     flipped = cells[design.columns.order].astype(str).map(reversed_order).to_numpy(dtype=bool)
     n = len(design.ordinal_groups)
-    agree_plain = _group_means(sc, g, n, ~flipped)
-    agree_reversed = _group_means(1.0 - sc, g, n, flipped)
+    plain, reversed_ = [], []
+    for part in _draw_slices(idata, len(cells), 1):
+        sc = cell_scores(idata, design, "ordinal", draws=part)
+        plain.append(_group_means(sc, g, n, ~flipped))
+        reversed_.append(_group_means(1.0 - sc, g, n, flipped))
+    agree_plain, agree_reversed = np.concatenate(plain, axis=1), np.concatenate(reversed_, axis=1)
     out = {}
     for j, key in enumerate(map(tuple, design.ordinal_groups.to_numpy())):
         if (flipped & (g == j)).any() and (~flipped & (g == j)).any():
