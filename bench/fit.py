@@ -6,9 +6,10 @@ Parts (run all by default; select with --part):
   fitted with each NUTS backend; wall time (compile + sampling), CPU time, min bulk ESS over the reported
   quantities, ESS per second, gate verdict.
 - ``scale``: the paper-scale workload (6 models x 6 dimensions x 5 methods x 12 items x 3 templates x 2 orders x 20
-  repetitions) fitted on aggregated cells with the default sampler until it passes the gate (1000 draws per chain,
-  doubled until it does), against a naive per-trial model (one Bernoulli / categorical term per answer, same
-  parameters, same sampler, shorter chains) fitted in the same run; and the aggregated fit at 10x repetitions.
+  repetitions) fitted on aggregated cells with the default settings until it passes the gate (retried as a fit is),
+  with min-ESS per second of wall time (compile included); the same at 10x repetitions; and a naive per-trial model
+  (one Bernoulli / categorical term per answer, same parameters, same sampler, shorter chains; ``--naive-draws 0``
+  skips it).
 - ``demo``: the demo store (``--store``, written by ``bias-validity demo``) fitted with the toolkit's defaults on
   seeds 0-4: per seed wall time, draws per chain, min bulk/tail ESS of the identified quantities, the gate and
   which quantities were labelled not identified.
@@ -61,9 +62,10 @@ def _study(**kw) -> dict[str, pd.DataFrame]:
     return {k: v.rename(columns=COLS) for k, v in simulate_study(**METHODS, **kw).items()}
 
 
-def _fit(design, *, sampler="nutpie", draws=1000, tune=1000, chains=4, model=None) -> dict[str, object]:
+def _fit(design, *, sampler="nutpie", draws=1000, tune=1000, chains=4, model=None,
+         config: FitConfig | None = None) -> dict[str, object]:  # fmt: skip
     wall, cpu = time.perf_counter(), _cpu()
-    config = FitConfig(sampler=sampler, draws=draws, tune=tune, chains=chains, seed=1)
+    config = config or FitConfig(sampler=sampler, draws=draws, tune=tune, chains=chains, seed=1)
     model = model or build_model(design)
     run = sample(model, config)
     wall, cpu = time.perf_counter() - wall, _cpu() - cpu
@@ -75,20 +77,22 @@ def _fit(design, *, sampler="nutpie", draws=1000, tune=1000, chains=4, model=Non
     ess = float(gate["min_ess_bulk"])
     return {"wall_s": round(wall, 1), "cpu_s": round(cpu, 1), "min_ess_bulk": round(ess, 1),
             "ess_per_s": round(ess / wall, 2), "passed": gate["passed"], "max_rhat": round(gate["max_rhat"], 4),
-            "divergences": gate["divergences"], "table": table}  # fmt: skip
+            "divergences": gate["divergences"], "target_accept": config.target_accept, "table": table}  # fmt: skip
 
 
-def _fit_to_gate(design, *, draws: int = 1000, most: int = 8000) -> dict[str, object]:
-    """Fit with ``draws`` per chain, doubling them until the gate passes (at most ``most``): the time to a posterior
-    that passes, counting the failed attempts."""
-    total, attempts = 0.0, 0
+def _fit_to_gate(design, *, most: int = 8000) -> dict[str, object]:
+    """Fit with the default settings, retried as a fit is (:meth:`FitConfig.retry`: smaller steps after
+    divergences, else twice the draws, at most ``most``) until the gate passes: the time to a posterior that
+    passes, counting the failed attempts."""
+    total, attempts, config = 0.0, 0, FitConfig(seed=1, max_draws=most)
     while True:
-        res = _fit(design, draws=draws, tune=1000)
+        res = _fit(design, config=config)
         res.pop("table")
         total, attempts = total + res["wall_s"], attempts + 1
-        if res["passed"] or draws >= most:
-            return {**res, "draws": draws, "attempts": attempts, "wall_to_gate_s": round(total, 1)}
-        draws *= 2
+        retry = config.retry(divergences=res["divergences"])
+        if res["passed"] or retry is None:
+            return {**res, "draws": config.draws, "attempts": attempts, "wall_to_gate_s": round(total, 1)}
+        config = retry
 
 
 def part_samplers(samplers: list[str]) -> dict[str, object]:
