@@ -11,7 +11,7 @@ posterior draws. Per design and quantity family the last line reports the chi-sq
 (10 bins), the coverage of the central 50% and 90% intervals and the share of fits that passed the diagnostics
 gate; a PNG shows the rank histograms.
 
-Usage: python bench/calibration.py [--sparse 200] [--paper 100] [--draws 500] [--png calibration.png]
+Usage: python bench/calibration.py [--sparse 200] [--paper 100] [--draws 500] [--png calibration.png] [--ranks r.npz]
 """
 
 from __future__ import annotations
@@ -88,6 +88,8 @@ def main() -> None:
     parser.add_argument("--draws", type=int, default=500, help="draws (and warm-up) per chain (default 500)")
     parser.add_argument("--chains", type=int, default=4)
     parser.add_argument("--png", default="calibration.png", help="rank-histogram figure (default calibration.png)")
+    parser.add_argument("--ranks", help="also save every rank with its quantity's labels (.npz), for tests per "
+                                        "quantity or per replication")  # fmt: skip
     args = parser.parse_args()
     out: dict[str, object] = {"cpus": os.cpu_count(), "load_1min": round(os.getloadavg()[0], 1),
                               "draws": args.draws, "chains": args.chains, "bins": BINS}  # fmt: skip
@@ -109,6 +111,12 @@ def main() -> None:
     if results:
         _histograms(results, Path(args.png))
         out["png"] = str(args.png)
+    if results and args.ranks:
+        arrays = {f"{name}_{part}": value for name, res in results.items()
+                  for part, value in (("ranks", res.ranks), ("passed", res.passed),
+                                      ("labels", res.labels.to_numpy(dtype=str)))}  # fmt: skip
+        np.savez_compressed(args.ranks, **arrays)
+        out["ranks"] = str(args.ranks)
     print(json.dumps(out))
 
 
