@@ -22,7 +22,7 @@ def add_fit_arguments(p: argparse.ArgumentParser, *, seed_help: str = "sampler s
     p.add_argument("--tune", type=int, default=d.tune, help=f"warm-up per chain (default {d.tune})")
     p.add_argument("--max-draws", type=int, default=d.max_draws,
                    help=f"retry a fit that misses the gate on R-hat or ESS with twice the draws, up to this many "
-                        f"(default {d.max_draws}; 0 fits once)")  # fmt: skip
+                        f"(default {d.max_draws}; 0 fits once, with no retry after divergences either)")  # fmt: skip
     p.add_argument("--chains", type=int, default=d.chains, help=f"chains (default {d.chains})")
     p.add_argument("--target-accept", type=float, default=d.target_accept,
                    help=f"NUTS's target acceptance rate; a fit that diverges is retried at the next of "
