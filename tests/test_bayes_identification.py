@@ -57,6 +57,23 @@ def test_derived_draws_do_not_depend_on_how_the_draws_are_sliced(monkeypatch):
     np.testing.assert_allclose(sliced, whole, rtol=1e-12)  # the same numbers up to the matrix product's rounding
 
 
+def test_new_item_draws_of_the_items_mean_follow_their_seed_and_nothing_else_does():
+    # a new-item SC draws the asked items' mean d per posterior draw; SBC ranks a truth among draws that must be
+    # independent of it and of other replications' (one shared stream made the paper-like gap's ranks non-uniform)
+    design = _design(items=3)
+    prior = prior_draws(build_model(design), draws=400, seed=2)
+    labels, first = derived_draws(prior, design, seed=5)
+    _, again = derived_draws(prior, design, seed=5)
+    _, other = derived_draws(prior, design, seed=6)
+    new_item = (labels["quantity"] == "sc_new_item").to_numpy()
+    item_free = labels["quantity"].isin(["sc", "latent_correlation"]).to_numpy()
+    assert new_item.sum() == 6 and item_free.sum() == 6 + 6  # 3 binary or Likert methods x 2 traits; 4 methods
+    np.testing.assert_array_equal(first, again)
+    np.testing.assert_array_equal(first[..., item_free], other[..., item_free])
+    moved = np.abs(first[..., new_item] - other[..., new_item])
+    assert np.median(moved) > 1e-3  # d's spread, sd / sqrt(3) on the logit scale, moves most draws
+
+
 def test_item_contrasts_count_items_both_methods_see_less_one_per_trait():
     assert set(item_contrasts(_design(items=3)).values()) == {4}  # 2 traits x (3 - 1)
     assert set(item_contrasts(_design(items=6)).values()) == {10}

@@ -38,7 +38,7 @@ def _side_share(eta: np.ndarray, cut: np.ndarray | None) -> np.ndarray:
 
 
 def cell_scores(
-    idata: object, design: Design, kind: str, *, new_item: bool = False, draws: slice = slice(None)
+    idata: object, design: Design, kind: str, *, new_item: bool = False, draws: slice = slice(None), seed: int = 0
 ) -> np.ndarray:
     """SC draws ``(chain, draw, cell)`` of each binary or ordinal (``kind``) design cell, for the posterior draws
     ``draws`` of each chain (all by default).
@@ -50,7 +50,9 @@ def cell_scores(
     SD (Gauss-Hermite quadrature, 20 nodes), where ``d ~ Normal(0, sd_m^2 / J)`` is drawn once per posterior draw and
     trait (``J`` items), correlated across methods by the item effects' correlation matrix: item effects sum to zero
     within a trait, so the group mean is the mean of *these* items, which deviates from the item distribution's
-    mean by ``d``; drawing it carries that uncertainty into the new-item SC and its contrasts.
+    mean by ``d``; drawing it carries that uncertainty into the new-item SC and its contrasts. ``seed`` seeds the
+    draws of ``d``, so a fit always gives the same quantities; draws that must be independent of each other (a
+    truth and the posterior it is ranked among, in simulation-based calibration) need different seeds.
     """
     cells = design.binary if kind == "binary" else design.ordinal
 
@@ -67,14 +69,14 @@ def cell_scores(
     sd_all = _arviz.posterior_array(idata, "chol_stds")
     sd = sd_all[:, draws][..., m]  # sd_all whole: its shape sizes the draws of z below
     # the mean of the items asked, relative to the item distribution's: correlated across methods as the item
-    # effects are (LKJ), one draw per posterior draw and trait, with a fixed seed so a fit always gives the same
-    # quantities
+    # effects are (LKJ), one draw per posterior draw and trait
     traits = sorted(set(design.item_traits()))
     t_code = cells[design.columns.trait].astype(str).map({name: k for k, name in enumerate(traits)}).to_numpy()
     corr = post("chol_corr")
     chol = np.linalg.cholesky(corr + 1e-9 * np.eye(corr.shape[-1]))
-    # drawn for every posterior draw and then sliced, so a slice of draws gets the numbers the whole would
-    z = np.random.default_rng(0).standard_normal((*sd_all.shape, len(traits)))[:, draws]  # (chain, draw, method, trait)
+    # drawn for every posterior draw and then sliced, so a slice of draws gets the numbers the whole would;
+    # (chain, draw, method, trait)
+    z = np.random.default_rng(seed).standard_normal((*sd_all.shape, len(traits)))[:, draws]
     w = np.einsum("cdij,cdjt->cdit", chol, z)
     n_items = pd.Series(i).groupby([t_code, m]).transform("nunique").to_numpy()
     shift = sd * w[..., m, t_code] / np.sqrt(n_items)
@@ -107,14 +109,14 @@ def _group_means(values: np.ndarray, g: np.ndarray, n_groups: int, mask: np.ndar
 
 
 def group_scores(
-    idata: object, design: Design, *, new_item: bool = False
+    idata: object, design: Design, *, new_item: bool = False, seed: int = 0
 ) -> dict[tuple[str, str, str], np.ndarray]:
     """Design-averaged SC draws ``(chain, draw)`` per (unit, trait, method) for binary and ordinal methods.
 
     The SC of a group is the mean, over the group's design cells (item x template x order, equally weighted), of
     :func:`cell_scores`: the share a study of this design would show with infinitely many repetitions of *these*
     items, or with ``new_item=True`` of a new item of the same trait. A method without item effects (seen on fewer
-    than 2 items) has no new-item SC: nothing says how items vary.
+    than 2 items) has no new-item SC: nothing says how items vary. ``seed``: as in :func:`cell_scores`.
     """
     out: dict[tuple[str, str, str], np.ndarray] = {}
     mask = design.item_mask()
@@ -124,8 +126,8 @@ def group_scores(
             continue
         g = cells["g"].to_numpy()
         slices = _draw_slices(idata, len(cells), len(_GH_NODES) if new_item else 1)
-        sc = np.concatenate([_group_means(cell_scores(idata, design, kind, new_item=new_item, draws=part), g,
-                                          len(groups)) for part in slices], axis=1)  # fmt: skip
+        parts_sc = [cell_scores(idata, design, kind, new_item=new_item, draws=part, seed=seed) for part in slices]
+        sc = np.concatenate([_group_means(values, g, len(groups)) for values in parts_sc], axis=1)
         for j, key in enumerate(map(tuple, groups.to_numpy())):
             if new_item and not mask[design.methods.index(key[2])]:
                 continue
@@ -173,15 +175,17 @@ def derived_draws(
     implicit: str = "implicit",
     ablated: str = "ablated",
     reflection: str = "reflection",
+    seed: int = 0,
 ) -> tuple[pd.DataFrame, np.ndarray]:
     """Labels and draws ``(chain, draw, n)`` of every derived quantity the data support.
 
     ``base_tuned`` lists (base unit, tuned unit) pairs; their contrast is labelled ``"tuned - base"``.
     ``reversed_order`` marks the order labels of reversed Likert statements; with it, Likert groups asked both
-    polarities get an ``acquiescence`` row (:func:`acquiescence_scores`).
+    polarities get an ``acquiescence`` row (:func:`acquiescence_scores`). ``seed`` seeds the new-item SCs' draws of
+    the items' mean (:func:`cell_scores`).
     """
     sc = group_scores(idata, design)
-    new = group_scores(idata, design, new_item=True)
+    new = group_scores(idata, design, new_item=True, seed=seed)
     labels: list[tuple[str, str, str, str]] = []
     draws: list[np.ndarray] = []
 

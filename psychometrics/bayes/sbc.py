@@ -81,11 +81,11 @@ def rank_uniformity(ranks: np.ndarray, draws: int, *, bins: int = 10) -> float:
     return float(stats.chisquare(counts).pvalue)
 
 
-def sbc_quantities(idata: object, design: Design) -> tuple[pd.DataFrame, np.ndarray]:
+def sbc_quantities(idata: object, design: Design, *, seed: int = 0) -> tuple[pd.DataFrame, np.ndarray]:
     """Labels and draws ``(chain, draw, n)`` of what SBC ranks: every derived quantity
-    (:func:`bias_validity.psychometrics.bayes.derived_draws`) and the scale parameters of
-    :data:`PARAMETER_FAMILIES` (``method`` names the method of an item SD)."""
-    labels, draws = derived_draws(idata, design)
+    (:func:`bias_validity.psychometrics.bayes.derived_draws`, its new-item draws seeded by ``seed``) and the scale
+    parameters of :data:`PARAMETER_FAMILIES` (``method`` names the method of an item SD)."""
+    labels, draws = derived_draws(idata, design, seed=seed)
     extra_labels, extra = [labels], [draws]
     cols = design.columns
     for family, var in PARAMETER_FAMILIES.items():
@@ -165,7 +165,7 @@ def simulation_based_calibration(
     generator = build(design, prior_scale=generating_scale)
     with generator:
         sims = pm.sample_prior_predictive(draws=replications, random_seed=seed)
-    truth_labels, truths = sbc_quantities(_arviz.prior_as_posterior(sims), design)
+    truth_labels, truths = sbc_quantities(_arviz.prior_as_posterior(sims), design, seed=seed)
     truths = truths[0]  # (replications, quantities)
     observed = {name: np.asarray(_arviz.prior_predictive_array(sims, var)) for var, name in _OBSERVED.items()
                 if var in generator.named_vars}  # fmt: skip
@@ -180,7 +180,9 @@ def simulation_based_calibration(
         with single_threaded_blas():
             idata = nutpie.sample(compiled.with_data(**data), draws=draws, tune=tune, chains=chains, seed=seed + r,
                                   target_accept=FitConfig().target_accept, progress_bar=False)  # fmt: skip
-        labels, post = sbc_quantities(idata, design)
+        # the new-item SCs draw the items' mean (derived.cell_scores): a seed per replication, none the truths'
+        # so the draws a truth is ranked among are independent of it and of the other replications' draws
+        labels, post = sbc_quantities(idata, design, seed=seed + 1 + r)
         flat = post.reshape(-1, post.shape[-1])[pick]
         ranks[r] = (flat < truths[r]).sum(axis=0)
         ident = identification(labels, post, truths[None], design)
