@@ -11,7 +11,8 @@ posterior draws. Per design and quantity family the last line reports the chi-sq
 (10 bins), the coverage of the central 50% and 90% intervals and the share of fits that passed the diagnostics
 gate; a PNG shows the rank histograms.
 
-Usage: python bench/calibration.py [--sparse 200] [--paper 100] [--draws 500] [--png calibration.png] [--ranks r.npz]
+Usage: python bench/calibration.py [--sparse 200] [--paper 100] [--draws 500] [--seed 1] [--png calibration.png]
+                                   [--ranks r.npz]
 """
 
 from __future__ import annotations
@@ -87,19 +88,20 @@ def main() -> None:
     parser.add_argument("--paper", type=int, default=100, help="replications of the paper-like design (default 100)")
     parser.add_argument("--draws", type=int, default=500, help="draws (and warm-up) per chain (default 500)")
     parser.add_argument("--chains", type=int, default=4)
+    parser.add_argument("--seed", type=int, default=1, help="seed of the prior draws and the fits (default 1)")
     parser.add_argument("--png", default="calibration.png", help="rank-histogram figure (default calibration.png)")
     parser.add_argument("--ranks", help="also save every rank with its quantity's labels (.npz), for tests per "
                                         "quantity or per replication")  # fmt: skip
     args = parser.parse_args()
     out: dict[str, object] = {"cpus": os.cpu_count(), "load_1min": round(os.getloadavg()[0], 1),
-                              "draws": args.draws, "chains": args.chains, "bins": BINS}  # fmt: skip
+                              "draws": args.draws, "chains": args.chains, "bins": BINS, "seed": args.seed}  # fmt: skip
     results = {}
     for name, count in (("sparse", args.sparse), ("paper", args.paper)):
         if count <= 0:
             continue
         start = time.perf_counter()
         res = simulation_based_calibration(_design(name), replications=count, draws=args.draws, tune=args.draws,
-                                           chains=args.chains, ranks_of=99, seed=1,
+                                           chains=args.chains, ranks_of=99, seed=args.seed,
                                            progress=_progress(name, max(1, count // 10)))  # fmt: skip
         results[name] = res
         families = {k: {m: round(v, 3) if isinstance(v, float) else v for m, v in f.items()}

@@ -14,11 +14,12 @@ of the demo-like and paper-like designs is bench/calibration.py.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from bias_validity.psychometrics.bayes import build_model, index_design, simulate_study
 from bias_validity.psychometrics.bayes._pymc import pm
-from bias_validity.psychometrics.bayes.sbc import simulation_based_calibration
+from bias_validity.psychometrics.bayes.sbc import SBCResult, simulation_based_calibration
 
 _SIZE = dict(replications=40, draws=200, tune=200, chains=2, ranks_of=49, seed=1)
 
@@ -46,6 +47,27 @@ def test_ranks_reveal_a_prior_scale_off_by_two(design):
     sd_ranks = result.ranks[:, (result.labels["quantity"] == "item_sd").to_numpy()]
     assert (sd_ranks == result.draws).mean() > 0.1  # calibrated: 1 / 50 of the ranks
     assert families["item_sd"]["coverage_90"] < 0.8
+
+
+def _result(ranks: np.ndarray) -> SBCResult:
+    labels = pd.DataFrame({"quantity": "gap", "model": [f"u{j}" for j in range(ranks.shape[1])]})
+    return SBCResult(labels, ranks, 99, np.ones(len(ranks), bool), np.ones(ranks.shape, bool), 0.0)
+
+
+def test_rank_tests_that_respect_replications_hold_when_a_replications_ranks_coincide():
+    # three quantities of one replication with the same rank (gaps sharing item effects, in the extreme): each is
+    # uniform across replications, the pooled test counts every rank thrice and rejects, the others must not
+    rng = np.random.default_rng(3)
+    rounds = [_result(np.repeat(rng.integers(0, 100, (200, 1)), 3, axis=1)).family_summary()["gap"]
+              for _ in range(50)]  # fmt: skip
+    pooled = np.mean([f["p_uniform"] < 0.05 for f in rounds])
+    per_quantity = np.mean([f["p_uniform_per_quantity"] < 0.05 for f in rounds])
+    one = np.mean([f["p_uniform_one_per_replication"] < 0.05 for f in rounds])
+    assert pooled > 0.5 and per_quantity <= 0.1 and one <= 0.15, (pooled, per_quantity, one)
+    # and they still see ranks that are not uniform: the top tenth of every quantity twice as full
+    skewed = np.where(rng.random((200, 3)) < 0.1, rng.integers(90, 100, (200, 3)), rng.integers(0, 100, (200, 3)))
+    tests = _result(skewed).family_summary()["gap"]
+    assert tests["p_uniform_per_quantity"] < 0.05 and tests["p_uniform_one_per_replication"] < 0.05, tests
 
 
 @pytest.fixture(scope="module")
