@@ -69,8 +69,8 @@ def _fit(design, *, sampler="nutpie", draws=1000, tune=1000, chains=4, model=Non
     model = model or build_model(design)
     run = sample(model, config)
     wall, cpu = time.perf_counter() - wall, _cpu() - cpu
-    labels, draws_arr = derived_draws(run.idata, design)
-    _, prior = derived_draws(prior_draws(model, seed=1), design)
+    labels, draws_arr = derived_draws(run.idata, design, seed=config.seed)  # as fit_hierarchical derives them
+    _, prior = derived_draws(prior_draws(model, seed=config.seed), design, seed=config.seed)
     table = summarise(labels, draws_arr).join(identification(labels, draws_arr, prior, design))
     gate = diagnostics_gate(table, divergences=_arviz.divergences(run.idata), ebfmi=_arviz.ebfmi(run.idata),
                             max_depth_share=_arviz.max_depth_share(run.idata))  # fmt: skip
