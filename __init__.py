@@ -28,9 +28,20 @@ __all__ = ["__version__", "PROVENANCE_PACKAGES", "package_versions", *_SUBPACKAG
 
 #: Distributions whose versions change what a study collects or computes; recorded with every run and report.
 PROVENANCE_PACKAGES: tuple[str, ...] = (
-    "bias-validity", "numpy", "pandas", "scipy", "statsmodels", "pingouin", "pymc", "arviz", "nutpie", "torch",
-    "transformers", "gguf", "httpx",
-)  # fmt: skip
+    "bias-validity",
+    "numpy",
+    "pandas",
+    "scipy",
+    "statsmodels",
+    "pingouin",
+    "pymc",
+    "arviz",
+    "nutpie",
+    "torch",
+    "transformers",
+    "gguf",
+    "httpx",
+)
 
 try:
     __version__ = metadata.version("bias-validity")

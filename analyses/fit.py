@@ -37,8 +37,14 @@ from bias_validity.probes.schema import CHOICE_PREFIX, WEAT_ITEM, Method, Status
 if TYPE_CHECKING:
     from bias_validity.psychometrics.bayes import BayesFit, FitConfig
 
-__all__ = ["BINARY_METHODS", "ORDINAL_METHODS", "SCORE_METHODS", "responses_to_cells", "fit_responses",
-           "check_fit_matches"]  # fmt: skip
+__all__ = [
+    "BINARY_METHODS",
+    "ORDINAL_METHODS",
+    "SCORE_METHODS",
+    "responses_to_cells",
+    "fit_responses",
+    "check_fit_matches",
+]
 
 BINARY_METHODS: tuple[str, ...] = (Method.IMPLICIT.value, Method.ABLATED.value)
 ORDINAL_METHODS: tuple[str, ...] = (Method.EXPLICIT.value, Method.REFLECTION.value)
@@ -125,8 +131,14 @@ def fit_responses(
     if models_meta is not None:
         present = set(responses["model"].astype(str))
         pairs = [p for p in base_tuned_pairs(models_meta) if set(p) <= present]
-    return fit_hierarchical(cells["binary"], ordinal=cells["ordinal"], scores=cells["scores"], base_tuned=pairs,
-                            reversed_order=is_reversed, config=config)  # fmt: skip
+    return fit_hierarchical(
+        cells["binary"],
+        ordinal=cells["ordinal"],
+        scores=cells["scores"],
+        base_tuned=pairs,
+        reversed_order=is_reversed,
+        config=config,
+    )
 
 
 def check_fit_matches(fit: BayesFit, responses: pd.DataFrame, *, fit_name: str, responses_name: str) -> None:
@@ -155,14 +167,18 @@ def check_fit_matches(fit: BayesFit, responses: pd.DataFrame, *, fit_name: str, 
     for kind in ("binary", "ordinal", "scores"):
         fitted, current = _rows(was[kind]), _rows(now[kind])
         if fitted != current:
-            raise ValueError(f"{fit_name} was fitted to other answers than {responses_name} ({kind} cells: "
-                             f"{len(fitted)} in the fit, {len(current)} now, {len(fitted ^ current)} differ); fit "
-                             "again")  # fmt: skip
+            raise ValueError(
+                f"{fit_name} was fitted to other answers than {responses_name} ({kind} cells: "
+                f"{len(fitted)} in the fit, {len(current)} now, {len(fitted ^ current)} differ); fit "
+                "again"
+            )
 
 
 def _rows(frame: pd.DataFrame) -> set[tuple]:
     """A cell table as a set of rows, labels as text and numbers to 9 significant digits (a saved fit's scores
     round-trip through JSON with 15)."""
     frame = frame.assign(**{c: frame[c].astype(str) for c in _CELL})
-    return {tuple(float(f"{v:.9g}") if isinstance(v, float) else v for v in row)
-            for row in frame.itertuples(index=False, name=None)}  # fmt: skip
+    return {
+        tuple(float(f"{v:.9g}") if isinstance(v, float) else v for v in row)
+        for row in frame.itertuples(index=False, name=None)
+    }

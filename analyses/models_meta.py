@@ -9,8 +9,15 @@ from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["META_COLUMNS", "UNIT_SUFFIXES", "parse_count", "read_models_meta", "match_models", "base_tuned_pairs",
-           "llama_example"]  # fmt: skip
+__all__ = [
+    "META_COLUMNS",
+    "UNIT_SUFFIXES",
+    "parse_count",
+    "read_models_meta",
+    "match_models",
+    "base_tuned_pairs",
+    "llama_example",
+]
 
 #: Columns of a models file, one row per model: name as in the responses table, family, parameters (any unit, or
 #: a count with a suffix from :data:`UNIT_SUFFIXES`), training tokens (likewise), aligned (yes/no).
@@ -121,8 +128,12 @@ def _validate(raw: pd.DataFrame, source: str, rows: Sequence[str] | None = None)
         suffixed = [s for _, s in parsed]
         if any(suffixed) and not all(suffixed):
             i = suffixed.index(False)
-            raise fail(i, col, f"{str(raw.at[i, col]).strip()!r} has no unit while other rows use K/M/B/T "
-                               "suffixes; write every row the same way")  # fmt: skip
+            raise fail(
+                i,
+                col,
+                f"{str(raw.at[i, col]).strip()!r} has no unit while other rows use K/M/B/T "
+                "suffixes; write every row the same way",
+            )
         out[col] = [number for number, _ in parsed]
     for i, value in enumerate(raw["aligned"]):
         if str(value).strip().lower() not in _TRUE | _FALSE:
@@ -188,21 +199,27 @@ def match_models(meta: pd.DataFrame, models: Iterable[str], *, source: str | Non
     for i, name in enumerate(meta["model"].astype(str)):
         found = [name] if name in known else by_bare.get(_bare(name), [])
         if len(found) > 1:
-            raise ValueError(f"{source}: {rows[i]}, field 'model': {name!r} matches {len(found)} models of the "
-                             f"responses ({', '.join(found)}); write the full name")  # fmt: skip
+            raise ValueError(
+                f"{source}: {rows[i]}, field 'model': {name!r} matches {len(found)} models of the "
+                f"responses ({', '.join(found)}); write the full name"
+            )
         names.append(found[0] if found else name)
         if not found:
             unmatched.append(name)
     if len(unmatched) == len(meta):
         first = f" ({rows[0]} is {str(meta['model'].iloc[0])!r})" if len(meta) else ""
-        raise ValueError(f"{source}: no row's field 'model' matches a model of the responses{first}; they are: "
-                         f"{', '.join(known) or 'none'}")  # fmt: skip
+        raise ValueError(
+            f"{source}: no row's field 'model' matches a model of the responses{first}; they are: "
+            f"{', '.join(known) or 'none'}"
+        )
     out = meta.assign(model=names)
     twice = out["model"].duplicated() & ~out["model"].isin(unmatched)
     if twice.any():
         i = int(twice.to_numpy().argmax())
-        raise ValueError(f"{source}: {rows[i]}, field 'model': {meta['model'].iloc[i]!r} names the same model as an "
-                         f"earlier row ({names[i]})")  # fmt: skip
+        raise ValueError(
+            f"{source}: {rows[i]}, field 'model': {meta['model'].iloc[i]!r} names the same model as an "
+            f"earlier row ({names[i]})"
+        )
     out.attrs.update(meta.attrs, unmatched=unmatched)
     return out
 

@@ -35,8 +35,12 @@ def _ask(question: str, ask: Callable[[], QuestionResult]) -> QuestionResult:
     try:
         return ask()
     except ValueError as exc:
-        return QuestionResult.answer(question, Verdict.NOT_ESTIMABLE, f"Not estimable on these data: {exc}",
-                                     f"The analysis stopped on the data with: {exc}")  # fmt: skip
+        return QuestionResult.answer(
+            question,
+            Verdict.NOT_ESTIMABLE,
+            f"Not estimable on these data: {exc}",
+            f"The analysis stopped on the data with: {exc}",
+        )
 
 
 def _examples(responses: pd.DataFrame) -> pd.DataFrame:

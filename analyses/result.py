@@ -48,8 +48,17 @@ class Verdict(StrEnum):
 
 
 #: Columns of a question's per-model verdict table (:func:`verdict_table`), in order.
-VERDICT_COLUMNS: tuple[str, ...] = ("model", "dimension", "verdict", "finding", "measure", "estimate", "ci_low",
-                                    "ci_high", "reason")  # fmt: skip
+VERDICT_COLUMNS: tuple[str, ...] = (
+    "model",
+    "dimension",
+    "verdict",
+    "finding",
+    "measure",
+    "estimate",
+    "ci_low",
+    "ci_high",
+    "reason",
+)
 #: The ``dimension`` of a verdict row (or figure) that holds for a model over all its dimensions.
 ALL_DIMENSIONS = "all"
 #: The ``model`` of a verdict row estimated over every model at once (e.g. the fit's latent correlations).
@@ -94,10 +103,19 @@ def verdict_table(rows: Iterable[Mapping[str, object]]) -> pd.DataFrame:
         reason = str(row["reason"]).strip()
         if not reason:
             raise ValueError(f"{where}: reason is empty; every verdict says what decided it or what is missing")
-        out.append(dict(model=str(row["model"]), dimension=str(row["dimension"]), verdict=verdict,
-                        finding=str(row.get("finding") or verdict), measure=str(row.get("measure") or ""),
-                        estimate=float(row.get("estimate", np.nan)), ci_low=float(row.get("ci_low", np.nan)),
-                        ci_high=float(row.get("ci_high", np.nan)), reason=reason))  # fmt: skip
+        out.append(
+            dict(
+                model=str(row["model"]),
+                dimension=str(row["dimension"]),
+                verdict=verdict,
+                finding=str(row.get("finding") or verdict),
+                measure=str(row.get("measure") or ""),
+                estimate=float(row.get("estimate", np.nan)),
+                ci_low=float(row.get("ci_low", np.nan)),
+                ci_high=float(row.get("ci_high", np.nan)),
+                reason=reason,
+            )
+        )
     return pd.DataFrame(out, columns=list(VERDICT_COLUMNS))
 
 
@@ -198,9 +216,15 @@ class QuestionResult:
         """
         if question not in QUESTIONS:
             raise ValueError(f"unknown question {question!r}; valid questions are {', '.join(QUESTIONS)}")
-        return cls(question, QUESTIONS[question], verdict, summary, evidence,
-                   pd.DataFrame() if figures is None else figures,
-                   verdict_table([]) if verdicts is None else verdicts)  # fmt: skip
+        return cls(
+            question,
+            QUESTIONS[question],
+            verdict,
+            summary,
+            evidence,
+            pd.DataFrame() if figures is None else figures,
+            verdict_table([]) if verdicts is None else verdicts,
+        )
 
 
 @dataclass

@@ -60,8 +60,9 @@ def sc_table(responses: pd.DataFrame, *, ci: float = 0.95, n_resamples: int = 10
     >>> sc_table(t)[["ok", "refusal", "k_consistent", "sc"]].to_dict("records")
     [{'ok': 2, 'refusal': 1, 'k_consistent': 1, 'sc': 0.5}]
     """
-    missing = [c for c in (*_CELL, "template_id", "item_id", "status", "consistent", "score")
-               if c not in responses.columns]  # fmt: skip
+    missing = [
+        c for c in (*_CELL, "template_id", "item_id", "status", "consistent", "score") if c not in responses.columns
+    ]
     if missing:
         raise ValueError(f"responses table lacks column(s): {', '.join(missing)}")
     table = responses[responses["item_id"] != WEAT_ITEM]
@@ -94,8 +95,9 @@ def sc_table(responses: pd.DataFrame, *, ci: float = 0.95, n_resamples: int = 10
             bounds.append((0, np.nan, np.nan))
             continue
         counts_i = cluster_counts(grp.assign(c="x"), cluster="item_id", condition="c", outcome="value")
-        _, low, high, _ = cluster_interval(counts_i, lambda t: t["k:x"] / t["n:x"], ci=ci, n_resamples=n_resamples,
-                                           seed=seed)  # fmt: skip
+        _, low, high, _ = cluster_interval(
+            counts_i, lambda t: t["k:x"] / t["n:x"], ci=ci, n_resamples=n_resamples, seed=seed
+        )
         bounds.append((grp["item_id"].nunique(), low, high))
     out["n_items"], out["item_ci_low"], out["item_ci_high"] = (
         (list(col) for col in zip(*bounds, strict=True)) if bounds else ([], [], [])
@@ -105,8 +107,9 @@ def sc_table(responses: pd.DataFrame, *, ci: float = 0.95, n_resamples: int = 10
     return out
 
 
-def acquiescence_table(responses: pd.DataFrame, *, ci: float = 0.95, n_resamples: int = 1000, seed: int = 0
-                       ) -> pd.DataFrame:  # fmt: skip
+def acquiescence_table(
+    responses: pd.DataFrame, *, ci: float = 0.95, n_resamples: int = 1000, seed: int = 0
+) -> pd.DataFrame:
     """Acquiescence index per model x dimension x Likert method, where statements were asked with their reversal.
 
     Parameters
@@ -132,8 +135,11 @@ def acquiescence_table(responses: pd.DataFrame, *, ci: float = 0.95, n_resamples
     >>> round(float(acquiescence_table(t)["acquiescence"].iloc[0]), 1)
     0.9
     """
-    likert = responses[responses["method"].isin([Method.EXPLICIT.value, Method.REFLECTION.value])
-                       & (responses["status"] == Status.OK.value) & responses["likert"].notna()]  # fmt: skip
+    likert = responses[
+        responses["method"].isin([Method.EXPLICIT.value, Method.REFLECTION.value])
+        & (responses["status"] == Status.OK.value)
+        & responses["likert"].notna()
+    ]
     likert = likert[likert["likert"] != 3]
     rows = []
     for (model, dim, method), grp in likert.groupby(_CELL, observed=True):
@@ -143,16 +149,39 @@ def acquiescence_table(responses: pd.DataFrame, *, ci: float = 0.95, n_resamples
             model=model, dimension=dim, method=method, n=len(grp), balanced=bool(flipped.any() and (~flipped).any())
         )
         if not row["balanced"]:
-            rows.append({**row, "agree_statement": agree[~flipped].mean() if (~flipped).any() else np.nan,
-                         "agree_reversed": np.nan, "acquiescence": np.nan, "ci_low": np.nan, "ci_high": np.nan,
-                         "note": NOT_BALANCED})  # fmt: skip
+            rows.append(
+                {
+                    **row,
+                    "agree_statement": agree[~flipped].mean() if (~flipped).any() else np.nan,
+                    "agree_reversed": np.nan,
+                    "acquiescence": np.nan,
+                    "ci_low": np.nan,
+                    "ci_high": np.nan,
+                    "note": NOT_BALANCED,
+                }
+            )
             continue
         frame = pd.DataFrame({"c": np.arange(len(grp)).astype(str), "m": np.where(flipped, "r", "s"), "y": agree})
         counts = cluster_counts(frame, cluster="c", condition="m", outcome="y")
-        est, low, high, why = cluster_interval(counts, lambda t: 0.5 * (t["k:s"] / t["n:s"] + t["k:r"] / t["n:r"]),
-                                               ci=ci, n_resamples=n_resamples, seed=seed, unit="answers")  # fmt: skip
-        rows.append({**row, "agree_statement": agree[~flipped].mean(), "agree_reversed": agree[flipped].mean(),
-                     "acquiescence": est, "ci_low": low, "ci_high": high, "note": why})  # fmt: skip
+        est, low, high, why = cluster_interval(
+            counts,
+            lambda t: 0.5 * (t["k:s"] / t["n:s"] + t["k:r"] / t["n:r"]),
+            ci=ci,
+            n_resamples=n_resamples,
+            seed=seed,
+            unit="answers",
+        )
+        rows.append(
+            {
+                **row,
+                "agree_statement": agree[~flipped].mean(),
+                "agree_reversed": agree[flipped].mean(),
+                "acquiescence": est,
+                "ci_low": low,
+                "ci_high": high,
+                "note": why,
+            }
+        )
     columns = [
         *_CELL,
         "agree_statement",

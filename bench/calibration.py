@@ -29,8 +29,11 @@ import numpy as np
 from bias_validity.psychometrics.bayes import index_design, simulate_study
 from bias_validity.psychometrics.bayes.sbc import SBCResult, simulation_based_calibration
 
-METHODS = {"binary_methods": ("implicit", "ablated"), "ordinal_methods": ("explicit", "reflection"),
-           "score_methods": ("logprob",)}  # fmt: skip
+METHODS = {
+    "binary_methods": ("implicit", "ablated"),
+    "ordinal_methods": ("explicit", "reflection"),
+    "score_methods": ("logprob",),
+}
 DESIGNS = {
     "sparse": dict(units=2, traits=6, items=2, templates=2, orders=2, reps=2),
     "paper": dict(units=3, traits=3, items=8, templates=3, orders=2, reps=20),
@@ -47,8 +50,12 @@ def _design(name: str):
 def _progress(name: str, every: int):
     def report(r: int, result: SBCResult) -> None:
         if (r + 1) % every == 0:
-            print(f"{name}: {r + 1} replications, {result.seconds:.0f} s, gate passed "
-                  f"{result.passed[: r + 1].mean():.2f}", file=sys.stderr, flush=True)  # fmt: skip
+            print(
+                f"{name}: {r + 1} replications, {result.seconds:.0f} s, gate passed "
+                f"{result.passed[: r + 1].mean():.2f}",
+                file=sys.stderr,
+                flush=True,
+            )
 
     return report
 
@@ -90,33 +97,59 @@ def main() -> None:
     parser.add_argument("--chains", type=int, default=4)
     parser.add_argument("--seed", type=int, default=1, help="seed of the prior draws and the fits (default 1)")
     parser.add_argument("--png", default="calibration.png", help="rank-histogram figure (default calibration.png)")
-    parser.add_argument("--ranks", help="also save every rank with its quantity's labels (.npz), for tests per "
-                                        "quantity or per replication")  # fmt: skip
+    parser.add_argument(
+        "--ranks",
+        help="also save every rank with its quantity's labels (.npz), for tests per quantity or per replication",
+    )
     args = parser.parse_args()
-    out: dict[str, object] = {"cpus": os.cpu_count(), "load_1min": round(os.getloadavg()[0], 1),
-                              "draws": args.draws, "chains": args.chains, "bins": BINS, "seed": args.seed}  # fmt: skip
+    out: dict[str, object] = {
+        "cpus": os.cpu_count(),
+        "load_1min": round(os.getloadavg()[0], 1),
+        "draws": args.draws,
+        "chains": args.chains,
+        "bins": BINS,
+        "seed": args.seed,
+    }
     results = {}
     for name, count in (("sparse", args.sparse), ("paper", args.paper)):
         if count <= 0:
             continue
         start = time.perf_counter()
-        res = simulation_based_calibration(_design(name), replications=count, draws=args.draws, tune=args.draws,
-                                           chains=args.chains, ranks_of=99, seed=args.seed,
-                                           progress=_progress(name, max(1, count // 10)))  # fmt: skip
+        res = simulation_based_calibration(
+            _design(name),
+            replications=count,
+            draws=args.draws,
+            tune=args.draws,
+            chains=args.chains,
+            ranks_of=99,
+            seed=args.seed,
+            progress=_progress(name, max(1, count // 10)),
+        )
         results[name] = res
-        families = {k: {m: round(v, 3) if isinstance(v, float) else v for m, v in f.items()}
-                    for k, f in res.family_summary(bins=BINS).items()}  # fmt: skip
-        out[name] = {"replications": count, "gate_passed_share": round(float(res.passed.mean()), 3),
-                     "identified_share": round(float(res.identified.mean()), 3),
-                     "seconds_per_replication": round((time.perf_counter() - start) / count, 2),
-                     "families": families}  # fmt: skip
+        families = {
+            k: {m: round(v, 3) if isinstance(v, float) else v for m, v in f.items()}
+            for k, f in res.family_summary(bins=BINS).items()
+        }
+        out[name] = {
+            "replications": count,
+            "gate_passed_share": round(float(res.passed.mean()), 3),
+            "identified_share": round(float(res.identified.mean()), 3),
+            "seconds_per_replication": round((time.perf_counter() - start) / count, 2),
+            "families": families,
+        }
     if results:
         _histograms(results, Path(args.png))
         out["png"] = str(args.png)
     if results and args.ranks:
-        arrays = {f"{name}_{part}": value for name, res in results.items()
-                  for part, value in (("ranks", res.ranks), ("passed", res.passed),
-                                      ("labels", res.labels.to_numpy(dtype=str)))}  # fmt: skip
+        arrays = {
+            f"{name}_{part}": value
+            for name, res in results.items()
+            for part, value in (
+                ("ranks", res.ranks),
+                ("passed", res.passed),
+                ("labels", res.labels.to_numpy(dtype=str)),
+            )
+        }
         np.savez_compressed(args.ranks, **arrays)
         out["ranks"] = str(args.ranks)
     print(json.dumps(out))

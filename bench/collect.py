@@ -57,8 +57,9 @@ def _closed_set(backend, questions, bs):  # noqa: ANN001, ANN202
     p_consistent = []
     for i in range(0, len(questions), bs):
         chunk = questions[i : i + bs]
-        options = [[tpl.implicit_answer(*q.consistent_answer), tpl.implicit_answer(*q.inconsistent_answer)]
-                   for q in chunk]  # fmt: skip
+        options = [
+            [tpl.implicit_answer(*q.consistent_answer), tpl.implicit_answer(*q.inconsistent_answer)] for q in chunk
+        ]
         for lp_c, lp_i in backend.choice_logprobs([q.messages for q in chunk], options):
             p_consistent.append(1 / (1 + math.exp(lp_i - lp_c)))
     return p_consistent, time.perf_counter() - start
@@ -88,14 +89,16 @@ def _by_prefix_cache(backend, questions, bs, rounds):  # noqa: ANN001, ANN202
     # Amdahl: the cache saves at most the shared prefix's part of the prefill, so the ratio is bounded by
     # 1 / (1 - prefill share x prefix share) whatever the implementation
     bound = 1.0 / (1.0 - (prefill_s * rounds / wall[False]) * (shared / total))
-    return {"generate_answers_per_s_uncached": round(n / wall[False], 2),
-            "prefill_share_of_uncached_time": round(prefill_s * rounds / wall[False], 3),
-            "shared_prefix_share_of_prompt_tokens": round(shared / total, 3),
-            "ratio_prefix_cache_bound": round(bound, 2),
-            "generate_answers_per_s_prefix_cache": round(n / wall[True], 2),
-            "ratio_prefix_cache_vs_uncached": round(wall[False] / wall[True], 2),
-            "ratio_prefix_cache_vs_uncached_cpu_time": round(cpu[False] / cpu[True], 2),
-            "prefix_cache_answers_identical": texts[False] == texts[True]}  # fmt: skip
+    return {
+        "generate_answers_per_s_uncached": round(n / wall[False], 2),
+        "prefill_share_of_uncached_time": round(prefill_s * rounds / wall[False], 3),
+        "shared_prefix_share_of_prompt_tokens": round(shared / total, 3),
+        "ratio_prefix_cache_bound": round(bound, 2),
+        "generate_answers_per_s_prefix_cache": round(n / wall[True], 2),
+        "ratio_prefix_cache_vs_uncached": round(wall[False] / wall[True], 2),
+        "ratio_prefix_cache_vs_uncached_cpu_time": round(cpu[False] / cpu[True], 2),
+        "prefix_cache_answers_identical": texts[False] == texts[True],
+    }
 
 
 def _prefill_share(backend, batches):  # noqa: ANN001, ANN202
@@ -110,8 +113,13 @@ def _prefill_share(backend, batches):  # noqa: ANN001, ANN202
         ids, mask = _pad(prompts, backend._pad, left=True)
         start = time.perf_counter()
         with torch.inference_mode():
-            backend.model(input_ids=ids, attention_mask=mask, position_ids=(mask.cumsum(-1) - 1).clamp(min=0),
-                          use_cache=True, logits_to_keep=1)  # fmt: skip
+            backend.model(
+                input_ids=ids,
+                attention_mask=mask,
+                position_ids=(mask.cumsum(-1) - 1).clamp(min=0),
+                use_cache=True,
+                logits_to_keep=1,
+            )
         seconds += time.perf_counter() - start
         total += sum(len(p) for p in prompts)
         shared += sum(length * (len(members) - 1) for members, length in _prefix_groups(prompts))
@@ -130,8 +138,9 @@ def _by_threads(backend, questions, bs, counts, rounds=2):  # noqa: ANN001, ANN2
             seconds["generate", n] += _generate(backend, questions, bs)[1]
             seconds["closed_set", n] += _closed_set(backend, questions, bs)[1]
     torch.set_num_threads(default)
-    return {f"{path}_responses_per_s_{n}_threads": round(rounds * len(questions) / s, 2)
-            for (path, n), s in seconds.items()}  # fmt: skip
+    return {
+        f"{path}_responses_per_s_{n}_threads": round(rounds * len(questions) / s, 2) for (path, n), s in seconds.items()
+    }
 
 
 def main() -> None:
@@ -141,19 +150,30 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=8)
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument(
-        "--thread-counts", type=int, nargs="+", default=[],
+        "--thread-counts",
+        type=int,
+        nargs="+",
+        default=[],
         help="also time both paths on the first 32 questions at each torch thread count (e.g. 1 2), alternating",
-    )  # fmt: skip
-    parser.add_argument("--cache-rounds", type=int, default=2, help="rounds of generation without and with the "
-                        "prefix cache (0 skips the comparison)")  # fmt: skip
+    )
+    parser.add_argument(
+        "--cache-rounds",
+        type=int,
+        default=2,
+        help="rounds of generation without and with the prefix cache (0 skips the comparison)",
+    )
     args = parser.parse_args()
 
     load_before = os.getloadavg()[0]
     backend = load_backend(args.model)
     design = build_design(
-        backend.name, load_dimensions(args.dimensions), ["implicit"], sessions=1, reps=1,
+        backend.name,
+        load_dimensions(args.dimensions),
+        ["implicit"],
+        sessions=1,
+        reps=1,
         items_per_dimension=args.items,
-    )  # fmt: skip
+    )
     questions = [q for q in design if q.kind == Kind.CHOICE]
     bs = args.batch_size
     # warm both paths up on one question, so neither timing includes first-call setup

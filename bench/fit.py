@@ -49,8 +49,11 @@ from bias_validity.psychometrics.bayes.identification import identification, pri
 from bias_validity.psychometrics.bayes.sampling import sample, single_threaded_blas
 
 COLS = {"unit": "model", "trait": "dimension"}
-METHODS = {"binary_methods": ("implicit", "ablated"), "ordinal_methods": ("explicit", "reflection"),
-           "score_methods": ("logprob",)}  # fmt: skip
+METHODS = {
+    "binary_methods": ("implicit", "ablated"),
+    "ordinal_methods": ("explicit", "reflection"),
+    "score_methods": ("logprob",),
+}
 
 
 def _cpu() -> float:
@@ -62,8 +65,9 @@ def _study(**kw) -> dict[str, pd.DataFrame]:
     return {k: v.rename(columns=COLS) for k, v in simulate_study(**METHODS, **kw).items()}
 
 
-def _fit(design, *, sampler="nutpie", draws=1000, tune=1000, chains=4, model=None,
-         config: FitConfig | None = None) -> dict[str, object]:  # fmt: skip
+def _fit(
+    design, *, sampler="nutpie", draws=1000, tune=1000, chains=4, model=None, config: FitConfig | None = None
+) -> dict[str, object]:
     wall, cpu = time.perf_counter(), _cpu()
     config = config or FitConfig(sampler=sampler, draws=draws, tune=tune, chains=chains, seed=1)
     model = model or build_model(design)
@@ -72,12 +76,24 @@ def _fit(design, *, sampler="nutpie", draws=1000, tune=1000, chains=4, model=Non
     labels, draws_arr = derived_draws(run.idata, design, seed=config.seed)  # as fit_hierarchical derives them
     _, prior = derived_draws(prior_draws(model, seed=config.seed), design, seed=config.seed)
     table = summarise(labels, draws_arr).join(identification(labels, draws_arr, prior, design))
-    gate = diagnostics_gate(table, divergences=_arviz.divergences(run.idata), ebfmi=_arviz.ebfmi(run.idata),
-                            max_depth_share=_arviz.max_depth_share(run.idata))  # fmt: skip
+    gate = diagnostics_gate(
+        table,
+        divergences=_arviz.divergences(run.idata),
+        ebfmi=_arviz.ebfmi(run.idata),
+        max_depth_share=_arviz.max_depth_share(run.idata),
+    )
     ess = float(gate["min_ess_bulk"])
-    return {"wall_s": round(wall, 1), "cpu_s": round(cpu, 1), "min_ess_bulk": round(ess, 1),
-            "ess_per_s": round(ess / wall, 2), "passed": gate["passed"], "max_rhat": round(gate["max_rhat"], 4),
-            "divergences": gate["divergences"], "target_accept": config.target_accept, "table": table}  # fmt: skip
+    return {
+        "wall_s": round(wall, 1),
+        "cpu_s": round(cpu, 1),
+        "min_ess_bulk": round(ess, 1),
+        "ess_per_s": round(ess / wall, 2),
+        "passed": gate["passed"],
+        "max_rhat": round(gate["max_rhat"], 4),
+        "divergences": gate["divergences"],
+        "target_accept": config.target_accept,
+        "table": table,
+    }
 
 
 def _fit_to_gate(design, *, most: int = 8000) -> dict[str, object]:
@@ -118,8 +134,9 @@ def _per_trial(design):
     o_rep = o.loc[o.index.repeat(per)].reset_index(drop=True)
     levels = np.concatenate([np.repeat(np.arange(counts.shape[1]), row) for row in counts])
     onehot = np.eye(counts.shape[1], dtype=int)[levels]
-    return dataclasses.replace(design, binary=rep.reset_index(drop=True).astype({"k": int}), ordinal=o_rep,
-                               ordinal_counts=onehot)  # fmt: skip
+    return dataclasses.replace(
+        design, binary=rep.reset_index(drop=True).astype({"k": int}), ordinal=o_rep, ordinal_counts=onehot
+    )
 
 
 def part_scale(naive_draws: int) -> dict[str, object]:
@@ -131,10 +148,13 @@ def part_scale(naive_draws: int) -> dict[str, object]:
     sim10 = _study(reps=200, **size)
     agg10 = _fit_to_gate(index_design(sim10["binary"], ordinal=sim10["ordinal"], scores=sim10["scores"]))
     print("aggregated x10 reps", agg10, flush=True)
-    out = {"aggregated": agg, "aggregated_10x_reps": agg10,
-           "cells": len(design.binary) + len(design.ordinal) + len(design.scores),
-           "trials": int(design.binary["n"].sum() + design.ordinal_counts.sum()),
-           "time_ratio_10x_reps": round(agg10["wall_to_gate_s"] / agg["wall_to_gate_s"], 2)}  # fmt: skip
+    out = {
+        "aggregated": agg,
+        "aggregated_10x_reps": agg10,
+        "cells": len(design.binary) + len(design.ordinal) + len(design.scores),
+        "trials": int(design.binary["n"].sum() + design.ordinal_counts.sum()),
+        "time_ratio_10x_reps": round(agg10["wall_to_gate_s"] / agg["wall_to_gate_s"], 2),
+    }
     if naive_draws > 0:
         naive_design = _per_trial(design)
         naive = _fit(naive_design, draws=naive_draws, tune=naive_draws, chains=4)
@@ -155,21 +175,41 @@ def part_demo(store: str, seeds: int) -> dict[str, object]:
         fit = fit_responses(responses, config=FitConfig(seed=seed))
         labels = fit.quantities.loc[~fit.quantities["identified"], ["quantity", "model", "dimension", "method"]]
         diag = fit.diagnostics
-        out[seed] = {"wall_s": round(time.perf_counter() - start, 1), "draws": diag["draws"], "passed": diag["passed"],
-                     "min_ess_bulk": round(diag["min_ess_bulk"]), "min_ess_tail": round(diag["min_ess_tail"]),
-                     "divergences": diag["divergences"], "min_ebfmi": round(diag["min_ebfmi"], 2),
-                     "not_identified": [" ".join(str(v) for v in r if v) for r in labels.itertuples(index=False)]}
+        out[seed] = {
+            "wall_s": round(time.perf_counter() - start, 1),
+            "draws": diag["draws"],
+            "passed": diag["passed"],
+            "min_ess_bulk": round(diag["min_ess_bulk"]),
+            "min_ess_tail": round(diag["min_ess_tail"]),
+            "divergences": diag["divergences"],
+            "min_ebfmi": round(diag["min_ebfmi"], 2),
+            "not_identified": [" ".join(str(v) for v in r if v) for r in labels.itertuples(index=False)],
+        }
         print("demo seed", seed, out[seed], flush=True)
     walls = [r["wall_s"] for r in out.values()]
-    return {"seeds": out, "passed": sum(r["passed"] for r in out.values()), "max_wall_s": max(walls),
-            "retries": sum(r["draws"] != FitConfig().draws for r in out.values())}  # fmt: skip
+    return {
+        "seeds": out,
+        "passed": sum(r["passed"] for r in out.values()),
+        "max_wall_s": max(walls),
+        "retries": sum(r["draws"] != FitConfig().draws for r in out.values()),
+    }
 
 
 def part_large() -> dict[str, object]:
     from bias_validity.psychometrics.bayes import fit_hierarchical
 
-    sim = simulate_study(units=4, traits=8, items=100, templates=15, orders=1, reps=1, seed=7,
-                         binary_methods=("implicit", "ablated"), ordinal_methods=(), score_methods=())  # fmt: skip
+    sim = simulate_study(
+        units=4,
+        traits=8,
+        items=100,
+        templates=15,
+        orders=1,
+        reps=1,
+        seed=7,
+        binary_methods=("implicit", "ablated"),
+        ordinal_methods=(),
+        score_methods=(),
+    )
     cells = sim["binary"].rename(columns=COLS)
     cells = cells.sample(frac=0.25, random_state=7).reset_index(drop=True)  # an imported study answers a subset
     start = time.perf_counter()
@@ -177,11 +217,19 @@ def part_large() -> dict[str, object]:
     wall = time.perf_counter() - start
     peak_gb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # kilobytes on Linux
     diag = fit.diagnostics
-    return {"answers": int(cells["n"].sum()), "cells": len(cells), "items": int(cells["item_id"].nunique()),
-            "wall_s": round(wall, 1), "sampling_s": round(fit.seconds, 1),  # compile and NUTS, every attempt
-            "draws": diag["draws"], "target_accept": diag["target_accept"], "passed": diag["passed"],
-            "min_ess_bulk": round(diag["min_ess_bulk"]), "divergences": diag["divergences"],
-            "peak_memory_gb": round(peak_gb, 2)}  # fmt: skip
+    return {
+        "answers": int(cells["n"].sum()),
+        "cells": len(cells),
+        "items": int(cells["item_id"].nunique()),
+        "wall_s": round(wall, 1),
+        "sampling_s": round(fit.seconds, 1),  # compile and NUTS, every attempt
+        "draws": diag["draws"],
+        "target_accept": diag["target_accept"],
+        "passed": diag["passed"],
+        "min_ess_bulk": round(diag["min_ess_bulk"]),
+        "divergences": diag["divergences"],
+        "peak_memory_gb": round(peak_gb, 2),
+    }
 
 
 def part_coverage(studies: int, prob: float = 0.9) -> dict[str, object]:
@@ -196,11 +244,21 @@ def part_coverage(studies: int, prob: float = 0.9) -> dict[str, object]:
     for seed in range(studies):
         sim = _study(seed=seed, **size)
         d = index_design(sim["binary"], ordinal=sim["ordinal"], scores=sim["scores"])
-        data = {"k": d.binary["k"].to_numpy(dtype="int64"), "likert_counts": d.ordinal_counts.astype("int64"),
-                "score_z": d.scores["z"].to_numpy(dtype=float)}  # fmt: skip
+        data = {
+            "k": d.binary["k"].to_numpy(dtype="int64"),
+            "likert_counts": d.ordinal_counts.astype("int64"),
+            "score_z": d.scores["z"].to_numpy(dtype=float),
+        }
         with single_threaded_blas():
-            idata = nutpie.sample(compiled.with_data(**data), draws=500, tune=500, chains=4, seed=seed,
-                                  target_accept=FitConfig().target_accept, progress_bar=False)  # fmt: skip
+            idata = nutpie.sample(
+                compiled.with_data(**data),
+                draws=500,
+                tune=500,
+                chains=4,
+                seed=seed,
+                target_accept=FitConfig().target_accept,
+                progress_bar=False,
+            )
         labels, draws_arr = derived_draws(idata, d)
         table = summarise(labels, draws_arr, hdi_prob=prob)
         passed += diagnostics_gate(table, divergences=_arviz.divergences(idata))["passed"]
@@ -215,16 +273,24 @@ def part_coverage(studies: int, prob: float = 0.9) -> dict[str, object]:
             hits[r.quantity].append(bool(r.hdi_low <= true <= r.hdi_high))
         if seed % 5 == 4:
             print(seed + 1, {k: round(float(np.mean(v)), 3) for k, v in hits.items()}, flush=True)
-    return {"studies": studies, "hdi_prob": prob, "gate_passed_share": passed / studies,
-            "seconds_per_study": round((time.perf_counter() - start) / studies, 1),
-            **{f"coverage_{k}": round(float(np.mean(v)), 3) for k, v in hits.items()},
-            **{f"intervals_{k}": len(v) for k, v in hits.items()}}  # fmt: skip
+    return {
+        "studies": studies,
+        "hdi_prob": prob,
+        "gate_passed_share": passed / studies,
+        "seconds_per_study": round((time.perf_counter() - start) / studies, 1),
+        **{f"coverage_{k}": round(float(np.mean(v)), 3) for k, v in hits.items()},
+        **{f"intervals_{k}": len(v) for k, v in hits.items()},
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", nargs="+", default=["samplers", "scale", "demo", "large", "coverage"],
-                        choices=["samplers", "scale", "demo", "large", "coverage"])  # fmt: skip
+    parser.add_argument(
+        "--part",
+        nargs="+",
+        default=["samplers", "scale", "demo", "large", "coverage"],
+        choices=["samplers", "scale", "demo", "large", "coverage"],
+    )
     parser.add_argument("--store", default="demo/study.sqlite", help="the demo store (part demo)")
     parser.add_argument("--seeds", type=int, default=5, help="fit seeds of the demo store (part demo)")
     parser.add_argument("--samplers", nargs="+", default=["nutpie", "pymc"])

@@ -29,14 +29,26 @@ def main() -> None:
     tried, failures, shapes = 0, [], []
 
     @seed(args.seed)
-    @settings(max_examples=args.examples, deadline=None, phases=[Phase.generate], database=None,
-              suppress_health_check=list(HealthCheck))  # fmt: skip
+    @settings(
+        max_examples=args.examples,
+        deadline=None,
+        phases=[Phase.generate],
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
     @given(table=responses_tables(), models_file=models_files())
     def run(table, models_file):
         nonlocal tried
         tried += 1
-        shapes.append((table["model"].nunique(), table["method"].nunique(), table["dimension"].nunique(), len(table),
-                       models_file is not None))  # fmt: skip
+        shapes.append(
+            (
+                table["model"].nunique(),
+                table["method"].nunique(),
+                table["dimension"].nunique(),
+                len(table),
+                models_file is not None,
+            )
+        )
         try:
             problems = check_report(table, models_file)
         except Exception as exc:  # noqa: BLE001 - every crash is counted and shown, none stops the run
@@ -48,17 +60,21 @@ def main() -> None:
     run()
     seconds = time.perf_counter() - start
     models, methods, dims, answers, with_file = zip(*shapes, strict=True) if shapes else ((),) * 5
-    print(json.dumps({
-        "tables_tried": tried,
-        "failures": len(failures),
-        "first_failures": failures[:5],
-        "one_model_tables": sum(m == 1 for m in models),
-        "one_dimension_tables": sum(d == 1 for d in dims),
-        "with_models_file": sum(with_file),
-        "max_methods": max(methods, default=0),
-        "median_answers": sorted(answers)[len(answers) // 2] if answers else 0,
-        "seconds_per_table": round(seconds / max(tried, 1), 3),
-    }))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "tables_tried": tried,
+                "failures": len(failures),
+                "first_failures": failures[:5],
+                "one_model_tables": sum(m == 1 for m in models),
+                "one_dimension_tables": sum(d == 1 for d in dims),
+                "with_models_file": sum(with_file),
+                "max_methods": max(methods, default=0),
+                "median_answers": sorted(answers)[len(answers) // 2] if answers else 0,
+                "seconds_per_table": round(seconds / max(tried, 1), 3),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

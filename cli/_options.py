@@ -10,8 +10,16 @@ from bias_validity.psychometrics.bayes.config import SAMPLERS, TARGET_ACCEPT_STE
 if TYPE_CHECKING:
     from bias_validity.probes.store import Study
 
-__all__ = ["add_fit_arguments", "fit_config", "add_run_argument", "read_run", "SOURCE_HELP", "open_study",
-           "read_responses_table", "read_models_file"]  # fmt: skip
+__all__ = [
+    "add_fit_arguments",
+    "fit_config",
+    "add_run_argument",
+    "read_run",
+    "SOURCE_HELP",
+    "open_study",
+    "read_responses_table",
+    "read_models_file",
+]
 
 
 def add_fit_arguments(p: argparse.ArgumentParser, *, seed_help: str = "sampler seed") -> None:
@@ -20,20 +28,35 @@ def add_fit_arguments(p: argparse.ArgumentParser, *, seed_help: str = "sampler s
     p.add_argument("--sampler", default=d.sampler, choices=SAMPLERS, help=f"NUTS backend (default {d.sampler})")
     p.add_argument("--draws", type=int, default=d.draws, help=f"draws per chain (default {d.draws})")
     p.add_argument("--tune", type=int, default=d.tune, help=f"warm-up per chain (default {d.tune})")
-    p.add_argument("--max-draws", type=int, default=d.max_draws,
-                   help=f"retry a fit that misses the gate on R-hat or ESS with twice the draws, up to this many "
-                        f"(default {d.max_draws}; 0 fits once, with no retry after divergences either)")  # fmt: skip
+    p.add_argument(
+        "--max-draws",
+        type=int,
+        default=d.max_draws,
+        help=f"retry a fit that misses the gate on R-hat or ESS with twice the draws, up to this many "
+        f"(default {d.max_draws}; 0 fits once, with no retry after divergences either)",
+    )
     p.add_argument("--chains", type=int, default=d.chains, help=f"chains (default {d.chains})")
-    p.add_argument("--target-accept", type=float, default=d.target_accept,
-                   help=f"NUTS's target acceptance rate; a fit that diverges is retried at the next of "
-                        f"{', '.join(map(str, TARGET_ACCEPT_STEPS))} (default {d.target_accept})")  # fmt: skip
+    p.add_argument(
+        "--target-accept",
+        type=float,
+        default=d.target_accept,
+        help=f"NUTS's target acceptance rate; a fit that diverges is retried at the next of "
+        f"{', '.join(map(str, TARGET_ACCEPT_STEPS))} (default {d.target_accept})",
+    )
     p.add_argument("--seed", type=int, default=d.seed, help=f"{seed_help} (default {d.seed})")
 
 
 def fit_config(args: argparse.Namespace) -> FitConfig:
     """The :class:`FitConfig` the parsed sampler options describe."""
-    return FitConfig(sampler=args.sampler, draws=args.draws, tune=args.tune, chains=args.chains, seed=args.seed,
-                     max_draws=args.max_draws or None, target_accept=args.target_accept)  # fmt: skip
+    return FitConfig(
+        sampler=args.sampler,
+        draws=args.draws,
+        tune=args.tune,
+        chains=args.chains,
+        seed=args.seed,
+        max_draws=args.max_draws or None,
+        target_accept=args.target_accept,
+    )
 
 
 # --- The input of summary, fit, report and compare: a store, or a responses table analysed in memory. ---
@@ -92,8 +115,10 @@ def _table_study(path: str) -> object:
 
     raw = read_responses_table(path)
     if set(META_COLUMNS) <= set(raw.columns) and "response_id" not in raw.columns:
-        raise ValueError(f"{path}: not a responses table: a models file (columns {', '.join(META_COLUMNS)}); pass "
-                         "it with --models-file beside the store or responses table")  # fmt: skip
+        raise ValueError(
+            f"{path}: not a responses table: a models file (columns {', '.join(META_COLUMNS)}); pass "
+            "it with --models-file beside the store or responses table"
+        )
     table = validate_responses(raw, source=str(path))
     skipped = pd.DataFrame(columns=["model", "method", "reason"])
     return Study(table, skipped, [{"imported_from": str(path), "rows": len(table), "held": "in memory"}])
@@ -163,10 +188,15 @@ def read_models_file(path: str | None, responses: object) -> object:
 
     return match_models(read_models_meta(path), responses["model"].astype(str).unique())
 
+
 def add_run_argument(p: argparse.ArgumentParser) -> None:
     """The ``--run`` option of the commands that analyse a store (``summary``, ``fit``, ``report``, ``compare``)."""
-    p.add_argument("--run", type=int, metavar="N",
-                   help="analyse run N of the store (default: its latest run; runs are never pooled)")  # fmt: skip
+    p.add_argument(
+        "--run",
+        type=int,
+        metavar="N",
+        help="analyse run N of the store (default: its latest run; runs are never pooled)",
+    )
 
 
 def read_run(store: str, run: int | None) -> Study:

@@ -24,8 +24,13 @@ def add_threshold_arguments(p: argparse.ArgumentParser) -> None:
     group = p.add_argument_group("verdict thresholds")
     for f in fields(Thresholds):
         flag = "--" + f.name.replace("_", "-")
-        group.add_argument(flag, type=float, default=f.default, dest=f"threshold_{f.name}",
-                           help=f"{_HELP[f.name]} (default {f.default:g})")  # fmt: skip
+        group.add_argument(
+            flag,
+            type=float,
+            default=f.default,
+            dest=f"threshold_{f.name}",
+            help=f"{_HELP[f.name]} (default {f.default:g})",
+        )
 
 
 def thresholds_from(args: argparse.Namespace) -> Thresholds:

@@ -24,16 +24,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_collect_arguments(p)
     p.add_argument("--out", required=True, help="the SQLite store to write (created or resumed)")
     group = p.add_mutually_exclusive_group()
-    group.add_argument("--new-run", action="store_true",
-                       help="collect into a new run of the store (other settings than its runs')")  # fmt: skip
+    group.add_argument(
+        "--new-run", action="store_true", help="collect into a new run of the store (other settings than its runs')"
+    )
     group.add_argument("--run", type=int, metavar="N", help="resume run N of the store (default: its latest run)")
     p.set_defaults(func=run)
 
 
 def add_collect_arguments(p: argparse.ArgumentParser) -> None:
     """The design and backend options shared by ``collect`` and ``demo``."""
-    p.add_argument("--model", action="append", help="model spec, repeatable: hf:smollm2, hf:gemma3-270m, "
-                   "glove:6B-50d, openai:<name> (default hf:smollm2)")  # fmt: skip
+    p.add_argument(
+        "--model",
+        action="append",
+        help="model spec, repeatable: hf:smollm2, hf:gemma3-270m, glove:6B-50d, openai:<name> (default hf:smollm2)",
+    )
     p.add_argument("--dimensions", nargs="+", help="stimulus dimensions (default: all six)")
     p.add_argument("--methods", nargs="+", help="methods (default: all the model can take)")
     p.add_argument("--sessions", type=int, default=2, help="measurement occasions for test-retest (default 2)")
@@ -46,9 +50,12 @@ def add_collect_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--base-url", action="append", help="OpenAI-compatible server URL, repeatable (openai: models)")
     p.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the API key")
     p.add_argument("--concurrency", type=int, default=8, help="parallel HTTP requests (openai: models)")
-    p.add_argument("--score-prefix", help="context the logprob sentences are scored in, as text (hf: and openai: "
-                   "models; default: the model's start token locally, none over HTTP). A llama-cpp-python server "
-                   "needs it to begin with the model's BOS token: '<|im_start|><|endoftext|>' for SmolLM2")  # fmt: skip
+    p.add_argument(
+        "--score-prefix",
+        help="context the logprob sentences are scored in, as text (hf: and openai: "
+        "models; default: the model's start token locally, none over HTTP). A llama-cpp-python server "
+        "needs it to begin with the model's BOS token: '<|im_start|><|endoftext|>' for SmolLM2",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -58,8 +65,7 @@ def backend_options(args: argparse.Namespace, spec: str) -> dict[str, object]:
     if spec.startswith("openai:"):
         if not args.base_url:
             raise ValueError(f"{spec} needs --base-url (the OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1)")
-        return {"base_urls": args.base_url, "api_key_env": args.api_key_env, "concurrency": args.concurrency,
-                **prefix}  # fmt: skip
+        return {"base_urls": args.base_url, "api_key_env": args.api_key_env, "concurrency": args.concurrency, **prefix}
     if args.base_url:
         raise ValueError(f"--base-url applies to openai: models, not {spec}")
     if prefix and not spec.startswith("hf:"):
@@ -68,9 +74,15 @@ def backend_options(args: argparse.Namespace, spec: str) -> dict[str, object]:
 
 
 def _design(args: argparse.Namespace) -> dict[str, object]:
-    return {"dimensions": args.dimensions, "methods": args.methods, "sessions": args.sessions, "reps": args.reps,
-            "items_per_dimension": args.items_per_dimension, "batch_size": args.batch_size,
-            "max_new_tokens": args.max_new_tokens}  # fmt: skip
+    return {
+        "dimensions": args.dimensions,
+        "methods": args.methods,
+        "sessions": args.sessions,
+        "reps": args.reps,
+        "items_per_dimension": args.items_per_dimension,
+        "batch_size": args.batch_size,
+        "max_new_tokens": args.max_new_tokens,
+    }
 
 
 def _target_run(args: argparse.Namespace, specs: list[str]) -> int | None:
@@ -91,10 +103,18 @@ def _target_run(args: argparse.Namespace, specs: list[str]) -> int | None:
     with ResponseStore(args.out) as store:
         run = max(store.run_ids(), default=0) + 1 if args.new_run else args.run
         for identity in identities:
-            spec = build_run_spec(identity=identity, provenance={}, dimensions=dims, methods=methods,
-                                  sessions=args.sessions, reps=args.reps, seed=args.seed, temperature=args.temperature,
-                                  max_new_tokens=args.max_new_tokens,
-                                  items_per_dimension=args.items_per_dimension)  # fmt: skip
+            spec = build_run_spec(
+                identity=identity,
+                provenance={},
+                dimensions=dims,
+                methods=methods,
+                sessions=args.sessions,
+                reps=args.reps,
+                seed=args.seed,
+                temperature=args.temperature,
+                max_new_tokens=args.max_new_tokens,
+                items_per_dimension=args.items_per_dimension,
+            )
             resolve_run(store, str(identity["name"]), spec, run)
     return run
 
@@ -109,8 +129,15 @@ def run(args: argparse.Namespace) -> int:
     for spec in specs:
         backend = load_backend(spec, **backend_options(args, spec))
         try:
-            summary = collect(backend, args.out, **_design(args), seed=args.seed, temperature=args.temperature,
-                              run=target, progress=not args.no_progress)  # fmt: skip
+            summary = collect(
+                backend,
+                args.out,
+                **_design(args),
+                seed=args.seed,
+                temperature=args.temperature,
+                run=target,
+                progress=not args.no_progress,
+            )
         finally:
             backend.close()
         target = summary.run  # every model of one command goes into the same run

@@ -83,7 +83,10 @@ def run(args: argparse.Namespace) -> int:
         if args.out:
             print(f"wrote {args.out}")
     if not diag["passed"]:
-        print(f"the fit FAILED its diagnostics gate ({fit.diagnostics['gate']}) with {diag.get('draws')} draws per "
-              f"chain at target acceptance {diag.get('target_accept')}", file=sys.stderr)  # fmt: skip
+        print(
+            f"the fit FAILED its diagnostics gate ({fit.diagnostics['gate']}) with {diag.get('draws')} draws per "
+            f"chain at target acceptance {diag.get('target_accept')}",
+            file=sys.stderr,
+        )
         return 1
     return 0

@@ -20,10 +20,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("file", help="the responses table: .csv, .jsonl or .parquet")
     p.add_argument("--out", required=True, help="the new SQLite store to create (must not exist)")
-    p.add_argument("--map", nargs="+", default=[], metavar="THEIRS=OURS",
-                   help="rename the table's column THEIRS to the responses-table column OURS")  # fmt: skip
-    p.add_argument("--set", nargs="+", default=[], metavar="COLUMN=VALUE",
-                   help="add COLUMN, which the table lacks, with VALUE in every row (e.g. session=1)")  # fmt: skip
+    p.add_argument(
+        "--map",
+        nargs="+",
+        default=[],
+        metavar="THEIRS=OURS",
+        help="rename the table's column THEIRS to the responses-table column OURS",
+    )
+    p.add_argument(
+        "--set",
+        nargs="+",
+        default=[],
+        metavar="COLUMN=VALUE",
+        help="add COLUMN, which the table lacks, with VALUE in every row (e.g. session=1)",
+    )
     p.set_defaults(func=run)
 
 

@@ -27,8 +27,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog="Example: bias-validity report study.sqlite --out report.html --models-file models.csv",
     )
     p.add_argument("store", help=SOURCE_HELP)
-    p.add_argument("--out", required=True, help="output file: .html or .md, or .json / .csv for the report as data "
-                   "(per-model verdict rows included)")  # fmt: skip
+    p.add_argument(
+        "--out",
+        required=True,
+        help="output file: .html or .md, or .json / .csv for the report as data (per-model verdict rows included)",
+    )
     group = p.add_mutually_exclusive_group()
     group.add_argument(
         "--fit",
@@ -66,8 +69,15 @@ def run(args: argparse.Namespace) -> int:
         from bias_validity.analyses.fit import fit_responses
 
         fit = fit_responses(responses, models_meta=models_meta, config=fit_config(args))
-    report = build_report(responses, fit=fit, models_meta=models_meta, skipped=study.skipped, runs=study.runs,
-                          thresholds=limits, seed=args.seed)  # fmt: skip
+    report = build_report(
+        responses,
+        fit=fit,
+        models_meta=models_meta,
+        skipped=study.skipped,
+        runs=study.runs,
+        thresholds=limits,
+        seed=args.seed,
+    )
     path = write_report(report, args.out)
     for q in report.questions:
         print(f"{q.question} {q.title}: {q.verdict.value}")

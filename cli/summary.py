@@ -31,10 +31,16 @@ def run(args: argparse.Namespace) -> int:
     balance = acquiescence_table(study.responses)
     if args.json:
         cells = json.loads(table.to_json(orient="records"))
-        payload = {"store": args.store, "run": study.run, "runs": list(study.run_ids), "ci": table.attrs["ci"],
-                   "interval": table.attrs["method"], "cells": cells,
-                   "acquiescence": json.loads(balance.to_json(orient="records")),
-                   "skipped": skipped.to_dict("records")}  # fmt: skip
+        payload = {
+            "store": args.store,
+            "run": study.run,
+            "runs": list(study.run_ids),
+            "ci": table.attrs["ci"],
+            "interval": table.attrs["method"],
+            "cells": cells,
+            "acquiescence": json.loads(balance.to_json(orient="records")),
+            "skipped": skipped.to_dict("records"),
+        }
         print(json.dumps(payload, indent=2))
         return 0
     print(table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))

@@ -89,9 +89,12 @@ class CollectSummary:
         """The end-of-run report: questions asked, stored, skipped by method with the reason, left with errors."""
         counts = ", ".join(f"{k} {v}" for k, v in sorted(self.status_counts.items()))
         skipped = sum(self.skipped_questions.values())
-        out = [f"{self.model} (run {self.run}): {self.questions} questions: {self.already_stored} already stored, "
-               f"{self.asked} asked, {self.written} stored now" + (f" ({counts})" if counts else "")
-               + f", {skipped} skipped, {self.errors} left with errors"]  # fmt: skip
+        out = [
+            f"{self.model} (run {self.run}): {self.questions} questions: {self.already_stored} already stored, "
+            f"{self.asked} asked, {self.written} stored now"
+            + (f" ({counts})" if counts else "")
+            + f", {skipped} skipped, {self.errors} left with errors"
+        ]
         for method, reason in self.skipped.items():
             left = self.skipped_questions.get(method, 0)
             out.append(f"  skipped {method}" + (f" ({left} questions)" if left else "") + f": {reason}")
@@ -118,8 +121,13 @@ def check_design_arguments(
     unknown = [m for m in chosen if m not in ALL_METHODS]
     if unknown:
         raise ValueError(f"unknown method(s) {', '.join(unknown)}; valid methods are {', '.join(ALL_METHODS)}")
-    counts = {"sessions": sessions, "reps": reps, "items_per_dimension": items_per_dimension,
-              "batch_size": batch_size, "max_new_tokens": max_new_tokens}  # fmt: skip
+    counts = {
+        "sessions": sessions,
+        "reps": reps,
+        "items_per_dimension": items_per_dimension,
+        "batch_size": batch_size,
+        "max_new_tokens": max_new_tokens,
+    }
     for name, value in counts.items():
         if value is not None and (not isinstance(value, int) or value < 1):
             raise ValueError(f"{name} must be an integer >= 1 (got {value!r})")
@@ -167,17 +175,30 @@ def collect(
         The run was collected under other settings; nothing is asked or written.
     """
     dims, methods = check_design_arguments(
-        dimensions=dimensions, methods=methods, sessions=sessions, reps=reps,
-        items_per_dimension=items_per_dimension, batch_size=batch_size, max_new_tokens=max_new_tokens,
-    )  # fmt: skip
+        dimensions=dimensions,
+        methods=methods,
+        sessions=sessions,
+        reps=reps,
+        items_per_dimension=items_per_dimension,
+        batch_size=batch_size,
+        max_new_tokens=max_new_tokens,
+    )
     own_store = not isinstance(store, ResponseStore)
     db = ResponseStore(store) if own_store else store
     try:
         spec = build_run_spec(
-            identity=backend.identity, provenance=backend.provenance, dimensions=dims, methods=methods,
-            sessions=sessions, reps=reps, seed=seed, temperature=temperature, max_new_tokens=max_new_tokens,
-            items_per_dimension=items_per_dimension, git_commit=_git_commit(),
-        )  # fmt: skip
+            identity=backend.identity,
+            provenance=backend.provenance,
+            dimensions=dims,
+            methods=methods,
+            sessions=sessions,
+            reps=reps,
+            seed=seed,
+            temperature=temperature,
+            max_new_tokens=max_new_tokens,
+            items_per_dimension=items_per_dimension,
+            git_commit=_git_commit(),
+        )
         target = resolve_run(db, backend.name, spec, run)
         summary = CollectSummary(model=backend.name, run=target)
         db.record_run(target, backend.name, spec)

@@ -48,7 +48,6 @@ __all__ = [
 ]
 
 
-
 class Kind:
     """How a question is answered, which decides the backend call and the parser."""
 

@@ -168,8 +168,10 @@ def resolve_run(store: ResponseStore, model: str, spec: Mapping[str, object], ru
     elif collected:
         stored, fields, whose = collected[0], RUN_SETTINGS, f"the answers of {collected[0].get('model')}"
     elif model in store.models_in_run(target):
-        raise ValueError(f"{store.path}: run {target} holds answers of {model} imported without a run spec; add "
-                         "--new-run to collect into a separate run")  # fmt: skip
+        raise ValueError(
+            f"{store.path}: run {target} holds answers of {model} imported without a run spec; add "
+            "--new-run to collect into a separate run"
+        )
     else:
         return target
     differences = spec_differences(stored, spec, fields)

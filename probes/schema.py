@@ -42,7 +42,7 @@ SCHEMA_VERSION = 2
 
 
 class Method(StrEnum):
-    """How an association is asked about (see ARCHITECTURE.md, "Methods")."""
+    """How an association is asked about (the README's "The responses table" lists them)."""
 
     IMPLICIT = "implicit"
     EXPLICIT = "explicit"
@@ -89,8 +89,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("order", "string", True, description="counterbalancing cell"),
     Column("session", "Int64", True, description="measurement occasion (test-retest)"),
     Column("rep", "Int64", True, description="repetition within a session"),
-    Column("run", "Int64", True, description="collection run: answers collected under one run spec",
-           default=FIRST_RUN),  # fmt: skip
+    Column("run", "Int64", True, description="collection run: answers collected under one run spec", default=FIRST_RUN),
     Column("seed", "Int64", False),
     Column("temperature", "Float64", False),
     Column("params", "string", False, description="JSON of the remaining request parameters"),

@@ -353,8 +353,10 @@ def adapt_table(
         key = [*DESIGN_KEY, "rep"]
         lacking = [k for k in key if k not in table.columns]
         if lacking:
-            raise ValueError(f"{source}: no response_id column, and it cannot be derived without "
-                             f"{', '.join(lacking)} (--map or --set them)")  # fmt: skip
+            raise ValueError(
+                f"{source}: no response_id column, and it cannot be derived without "
+                f"{', '.join(lacking)} (--map or --set them)"
+            )
         runs = table["run"] if "run" in table.columns else [FIRST_RUN] * len(table)
         table["response_id"] = [
             response_id(run=int(run), **row) for run, row in zip(runs, table[key].to_dict("records"), strict=True)

@@ -83,18 +83,18 @@ _EXPLICIT = (
         "explicit-analogy",
         Method.EXPLICIT.value,
         "{label_first} are to {attribute_first} as {label_second} are to {attribute_second}.",
-    ),  # fmt: skip
+    ),
     Template(
         "explicit-association",
         Method.EXPLICIT.value,
         "{label_first} go with {attribute_first}, and {label_second} go with {attribute_second}.",
-    ),  # fmt: skip
+    ),
     Template(
         "explicit-more",
         Method.EXPLICIT.value,
         "{attribute_first} fits {label_first} more than {label_second}, and "
         "{attribute_second} fits {label_second} more than {label_first}.",
-    ),  # fmt: skip
+    ),
 )
 
 _REFLECTION = (
@@ -116,7 +116,7 @@ _LOGPROB = (
         "logprob-analogy",
         Method.LOGPROB.value,
         "{exemplar_first} is to {attribute_first} as {exemplar_second} is to {attribute_second}.",
-    ),  # fmt: skip
+    ),
 )
 
 _BY_METHOD: dict[str, tuple[Template, ...]] = {

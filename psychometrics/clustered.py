@@ -59,10 +59,13 @@ def cluster_counts(data: pd.DataFrame, *, cluster: str, condition: str, outcome:
     """
     y = data[outcome].astype(float)
     table = (
-        pd.DataFrame({"c": data[cluster].astype(str).to_numpy(), "m": data[condition].astype(str).to_numpy(),
-                      "y": y.to_numpy()})
-        .groupby(["c", "m"])["y"].agg(["sum", "size"]).unstack("m", fill_value=0)
-    )  # fmt: skip
+        pd.DataFrame(
+            {"c": data[cluster].astype(str).to_numpy(), "m": data[condition].astype(str).to_numpy(), "y": y.to_numpy()}
+        )
+        .groupby(["c", "m"])["y"]
+        .agg(["sum", "size"])
+        .unstack("m", fill_value=0)
+    )
     out: dict[str, np.ndarray] = {}
     for level in pd.unique(data[condition].astype(str)):
         out[f"k:{level}"] = table[("sum", level)].to_numpy(dtype=float)
@@ -145,8 +148,9 @@ def cluster_interval(
         with np.errstate(divide="ignore", invalid="ignore"):
             return statistic(totals(*xs, axis=axis))
 
-    _, _, se, reason = _bootstrap_interval(arrays, stat, paired=True, vectorized=True, method="percentile",
-                                           ci=ci, n_resamples=n_resamples, seed=seed)  # fmt: skip
+    _, _, se, reason = _bootstrap_interval(
+        arrays, stat, paired=True, vectorized=True, method="percentile", ci=ci, n_resamples=n_resamples, seed=seed
+    )
     if not np.isfinite(se):
         return estimate, np.nan, np.nan, reason or "the statistic is undefined in some resamples (a zero denominator)"
     half = t_dist.ppf(0.5 + ci / 2, size - 1) * se * np.sqrt(size / (size - 1))

@@ -32,16 +32,18 @@ def _binomial(k: float, n: float) -> float:
     return shrunk * (1 - shrunk) / n
 
 
-def _cluster_counts(data: pd.DataFrame, forms: str, clusters: str, successes: str, trials: str,
-                    where: str) -> pd.Series:  # fmt: skip
+def _cluster_counts(
+    data: pd.DataFrame, forms: str, clusters: str, successes: str, trials: str, where: str
+) -> pd.Series:
     """Successes ``k`` and trials ``n`` summed per (form, cluster), after checking the counts."""
     check_columns(data, [forms, clusters, successes, trials], where)
     k = numeric_values(data, successes, where)
     n = numeric_values(data, trials, where)
     if (n <= 0).any() or (k < 0).any() or (k > n).any():
         raise ValueError(f"{where}: every row needs 0 <= {successes} <= {trials} and {trials} > 0")
-    frame = pd.DataFrame({"form": data[forms].astype(str).to_numpy(), "cluster": data[clusters].astype(str).to_numpy(),
-                          "k": k, "n": n})  # fmt: skip
+    frame = pd.DataFrame(
+        {"form": data[forms].astype(str).to_numpy(), "cluster": data[clusters].astype(str).to_numpy(), "k": k, "n": n}
+    )
     return frame.groupby(["form", "cluster"], sort=True)[["k", "n"]].sum()
 
 
@@ -126,8 +128,18 @@ def form_agreement(
         variance = max(cluster, binomial)
         deff = variance / binomial
         low, high = _wilson(p, n.sum() / deff, z)
-        rows.append(dict(form=form, estimate=p, ci_low=low, ci_high=high, variance=variance, design_effect=deff,
-                         n_clusters=m, n=int(n.sum())))  # fmt: skip
+        rows.append(
+            dict(
+                form=form,
+                estimate=p,
+                ci_low=low,
+                ci_high=high,
+                variance=variance,
+                design_effect=deff,
+                n_clusters=m,
+                n=int(n.sum()),
+            )
+        )
     out = pd.DataFrame(rows)
     out.attrs.update(ci=ci, q=np.nan, df=0, p_value=np.nan, tau=np.nan, i2=np.nan)
     if len(out) < 2:
@@ -138,8 +150,14 @@ def form_agreement(
         res = combine_effects(out["estimate"].to_numpy(), out["variance"].to_numpy(), method_re="dl")
         test = res.test_homogeneity()
     q, df = float(test.statistic), int(test.df)
-    out.attrs.update(q=q, df=df, p_value=float(test.pvalue), tau=float(np.sqrt(max(res.tau2, 0.0))),
-                     i2=max(0.0, (q - df) / q) if q > 0 else 0.0, nan_reason="")  # fmt: skip
+    out.attrs.update(
+        q=q,
+        df=df,
+        p_value=float(test.pvalue),
+        tau=float(np.sqrt(max(res.tau2, 0.0))),
+        i2=max(0.0, (q - df) / q) if q > 0 else 0.0,
+        nan_reason="",
+    )
     return out
 
 
@@ -213,8 +231,17 @@ def form_shifts(
         if variance == 0:  # every answer alike under both forms
             variance = _binomial(ka.sum(), na.sum()) + _binomial(kb.sum(), nb.sum())
         d, half = pa - pb, stats.t.ppf(0.5 + ci / 2, max(m - 1, 1)) * np.sqrt(variance)
-        rows.append(dict(form_a=a, form_b=b, difference=d, ci_low=max(d - half, -1.0), ci_high=min(d + half, 1.0),
-                         shared_clusters=int(((n[a] > 0) & (n[b] > 0)).sum()), n=int(na.sum() + nb.sum())))  # fmt: skip
+        rows.append(
+            dict(
+                form_a=a,
+                form_b=b,
+                difference=d,
+                ci_low=max(d - half, -1.0),
+                ci_high=min(d + half, 1.0),
+                shared_clusters=int(((n[a] > 0) & (n[b] > 0)).sum()),
+                n=int(na.sum() + nb.sum()),
+            )
+        )
     out = pd.DataFrame(rows, columns=["form_a", "form_b", "difference", "ci_low", "ci_high", "shared_clusters", "n"])
     out.attrs.update(ci=ci)
     return out

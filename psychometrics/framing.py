@@ -156,8 +156,15 @@ def ablation_retained_share(
             "verdict": [verdict.value],
         }
     )
-    out.attrs.update(ci=ci, n_resamples=n_resamples, seed=seed, cluster=cluster, threshold=threshold,
-                     chance_margin=chance_margin, reason=reason)  # fmt: skip
+    out.attrs.update(
+        ci=ci,
+        n_resamples=n_resamples,
+        seed=seed,
+        cluster=cluster,
+        threshold=threshold,
+        chance_margin=chance_margin,
+        reason=reason,
+    )
     return out
 
 

@@ -48,7 +48,7 @@ def matrix_blocks(report: ValidityReport) -> tuple:
                 verdict_matrix(q),
                 Table(
                     q.verdicts.reset_index(drop=True), caption=f"Data: {q.question} verdicts per model", collapsed=True
-                ),  # fmt: skip
+                ),
             ]
     if not blocks:
         return (Unavailable("no question in this report gives verdicts per model"),)

@@ -101,8 +101,9 @@ def build_sections(report: ValidityReport, *, draw: bool) -> list[Section]:
     return [
         Section("verdicts", "Verdicts", _verdicts(report)),
         Section("per-model", "Verdicts per model and dimension", _per_model.matrix_blocks(report)),
-        Section("sc", "Stereotypical score by model, dimension and method", (*_forest(report, draw),
-                                                                               *_acquiescence(report))),
+        Section(
+            "sc", "Stereotypical score by model, dimension and method", (*_forest(report, draw), *_acquiescence(report))
+        ),
         Section("gap", QUESTIONS["Q4"], _gap(report, draw)),
         Section("reliability", QUESTIONS["Q1"], _per_model.reliability_blocks(report)),
         Section("mtmm", "Multitrait-multimethod matrix", _mtmm(report, draw)),
@@ -280,8 +281,10 @@ def _ablation(report: ValidityReport, draw: bool) -> tuple:
     if not len(q3):
         return (Unavailable(f"no Q3 figures ({share.name.value})"),)
     threshold = q3.attrs.get("threshold", 0.5)
-    note = Text(f"{share.direction}. {share.rule}. Bootstrap (items resampled) and posterior (HDI, from the "
-                f"new-item SCs) rows estimate the same R; the reference line at {threshold:g} is the verdict's.")
+    note = Text(
+        f"{share.direction}. {share.rule}. Bootstrap (items resampled) and posterior (HDI, from the "
+        f"new-item SCs) rows estimate the same R; the reference line at {threshold:g} is the verdict's."
+    )
     estimable = q3[q3["ci_low"].notna() & q3["ci_high"].notna()]
     missing = q3[~q3.index.isin(estimable.index)]
     blocks: list = [note]
@@ -352,11 +355,17 @@ def _ppc(report: ValidityReport, draw: bool) -> tuple:
     if ppc is None or ppc.empty or shares is None:
         return (Unavailable("no posterior predictive check (no Bayesian fit in this report)"),)
     outside = ", ".join(f"{r.method} {r.share_outside:.0%}" for r in shares.itertuples())
-    note = Text("Each group's observed SC (share of consistent or agreeing answers) against the SCs of answers "
-                f"replicated from the posterior: share of groups outside their 90% interval per method: {outside}. "
-                "A calibrated model leaves about 10% outside, fewer when groups hold few answers.")  # fmt: skip
-    plot = ppc.assign(label=ppc["model"].astype(str) + " · " + ppc["dimension"].astype(str), group=ppc["method"],
-                      low=ppc["replicated_low"], high=ppc["replicated_high"])  # fmt: skip
+    note = Text(
+        "Each group's observed SC (share of consistent or agreeing answers) against the SCs of answers "
+        f"replicated from the posterior: share of groups outside their 90% interval per method: {outside}. "
+        "A calibrated model leaves about 10% outside, fewer when groups hold few answers."
+    )
+    plot = ppc.assign(
+        label=ppc["model"].astype(str) + " · " + ppc["dimension"].astype(str),
+        group=ppc["method"],
+        low=ppc["replicated_low"],
+        high=ppc["replicated_high"],
+    )
     title = "Posterior predictive check per method"
     blocks: list = [note]
     if draw:
@@ -372,8 +381,9 @@ def failure_banner(report: ValidityReport) -> Banner | None:
         return None
     gate = report.diagnostics.get("gate")
     rule = f" ({gate})" if gate else ""
-    return Banner(f"FAILED: the Bayesian fit did not pass its diagnostics gate{rule}. Its intervals are not to be "
-                  "trusted.")
+    return Banner(
+        f"FAILED: the Bayesian fit did not pass its diagnostics gate{rule}. Its intervals are not to be trusted."
+    )
 
 
 def _provenance(report: ValidityReport) -> tuple:

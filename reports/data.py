@@ -91,11 +91,18 @@ def render_json(report: ValidityReport) -> str:
     ('supported', [], None)
     """
     questions = [
-        dict(question=q.question, title=q.title, verdict=q.verdict.value, summary=q.summary, evidence=q.evidence,
-             verdicts=_records(q.verdicts), figures=_records(q.figures),
-             figure_settings=_plain({k: v for k, v in q.figures.attrs.items() if not isinstance(v, pd.DataFrame)}))
+        dict(
+            question=q.question,
+            title=q.title,
+            verdict=q.verdict.value,
+            summary=q.summary,
+            evidence=q.evidence,
+            verdicts=_records(q.verdicts),
+            figures=_records(q.figures),
+            figure_settings=_plain({k: v for k, v in q.figures.attrs.items() if not isinstance(v, pd.DataFrame)}),
+        )
         for q in report.questions
-    ]  # fmt: skip
+    ]
     doc = {
         "summary": summary(report),
         "questions": questions,

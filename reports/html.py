@@ -106,8 +106,10 @@ def _block(block: object, *, verdicts: bool = False) -> str:
 def _matrix(matrix: s.Matrix) -> str:
     """Models as rows, dimensions as columns; each cell coloured by its verdict, its reason on hover."""
     head = "<th>model</th>" + "".join(f"<th>{escape(c)}</th>" for c in matrix.columns)
-    rows = [f'<tr><th scope="row">{escape(model)}</th>{"".join(_matrix_cell(c) for c in cells)}</tr>'
-            for model, cells in matrix.grid()]  # fmt: skip
+    rows = [
+        f'<tr><th scope="row">{escape(model)}</th>{"".join(_matrix_cell(c) for c in cells)}</tr>'
+        for model, cells in matrix.grid()
+    ]
     return (
         f'<div class="scroll"><table class="matrix" id="matrix-{escape(matrix.key)}">'
         f"<caption>{escape(matrix.caption)}</caption><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody>"
@@ -122,8 +124,10 @@ def _matrix_cell(cell: s.MatrixCell | None) -> str:
     if cell is None:
         return '<td class="matrix-cell not-asked">-</td>'
     figure = f'<span class="figure">{escape(cell.figure)}</span>' if cell.figure else ""
-    return (f'<td class="matrix-cell verdict-{escape("-".join(cell.verdict.split()))}" '
-            f'title="{escape(f"{cell.verdict}: {cell.reason}")}">{escape(cell.finding)}{figure}</td>')  # fmt: skip
+    return (
+        f'<td class="matrix-cell verdict-{escape("-".join(cell.verdict.split()))}" '
+        f'title="{escape(f"{cell.verdict}: {cell.reason}")}">{escape(cell.finding)}{figure}</td>'
+    )
 
 
 def _table(table: s.Table, *, verdicts: bool) -> str:

@@ -46,8 +46,9 @@ def test_gap_interval_covers_the_true_gap_in_most_replications():
     truth = 0.2 - 0.8
     hits = 0
     for seed in range(60):
-        t = simulate_responses(dimensions=["age"], n_items=6, sc={"implicit": 0.8, "explicit": 0.2}, item_sd=0.0,
-                               seed=seed)  # fmt: skip
+        t = simulate_responses(
+            dimensions=["age"], n_items=6, sc={"implicit": 0.8, "explicit": 0.2}, item_sd=0.0, seed=seed
+        )
         row = gap(t).figures.iloc[0]
         hits += row["ci_low"] <= truth <= row["ci_high"]
     assert 0.88 <= hits / 60 <= 1.0  # nominal 95%; Newcombe's hybrid score interval is slightly conservative
@@ -56,8 +57,20 @@ def test_gap_interval_covers_the_true_gap_in_most_replications():
 def test_gap_verdict_follows_the_posterior_hdi_and_rope():
     t = simulate_responses(dimensions=["age"], sc={"implicit": 0.8, "explicit": 0.2}, item_sd=0.0, seed=0)
     assert gap(t).verdict is Verdict.SUPPORTED
-    post = pd.DataFrame([dict(quantity="gap_explicit_implicit", model="sim:model", dimension="age", method=None,
-                              mean=0.0, hdi_low=-0.03, hdi_high=0.04, p_direction=0.55)])  # fmt: skip
+    post = pd.DataFrame(
+        [
+            dict(
+                quantity="gap_explicit_implicit",
+                model="sim:model",
+                dimension="age",
+                method=None,
+                mean=0.0,
+                hdi_low=-0.03,
+                hdi_high=0.04,
+                p_direction=0.55,
+            )
+        ]
+    )
     res = gap(t, posterior=post)
     assert res.verdict is Verdict.NOT_SUPPORTED  # the HDI lies inside the ROPE of +/-0.05
     assert set(res.figures["interval"]) == {"bootstrap, items resampled", "Newcombe (these items)", "HDI"}
@@ -114,8 +127,15 @@ def test_scaling_needs_metadata_and_flags_a_collinear_design():
     res = scaling(t)
     assert res.verdict is Verdict.NOT_ESTIMABLE and "models file" in res.evidence
     # size and tokens move together: 1B/1T, 2B/2T, 4B/4T, 8B/8.5T
-    meta = pd.DataFrame({"model": ["a", "b", "c", "d"], "family": ["f"] * 4, "parameters": [1e9, 2e9, 4e9, 8e9],
-                         "training_tokens": [1e12, 2e12, 4e12, 8.5e12], "aligned": [False] * 4})  # fmt: skip
+    meta = pd.DataFrame(
+        {
+            "model": ["a", "b", "c", "d"],
+            "family": ["f"] * 4,
+            "parameters": [1e9, 2e9, 4e9, 8e9],
+            "training_tokens": [1e12, 2e12, 4e12, 8.5e12],
+            "aligned": [False] * 4,
+        }
+    )
     collinear = scaling(t, models_meta=meta)
     assert collinear.verdict is Verdict.NOT_SUPPORTED and collinear.figures.attrs["collinear"]
     r = collinear.figures.query("measure == 'predictor_correlation'")["estimate"].iloc[0]

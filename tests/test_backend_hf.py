@@ -84,10 +84,13 @@ def test_the_prefix_cache_changes_no_answer(smollm2):
     from bias_validity.probes.design import build_design
     from bias_validity.probes.stimuli import load_dimensions
 
-    design = build_design(smollm2.name, load_dimensions(["gender_career"]), ["implicit"], sessions=1, reps=1,
-                          items_per_dimension=2)[:16]  # fmt: skip
-    requests = [_request(q.messages, q.seed, temperature=0.0 if k % 4 == 0 else 0.7, max_new_tokens=12)
-                for k, q in enumerate(design)]  # fmt: skip
+    design = build_design(
+        smollm2.name, load_dimensions(["gender_career"]), ["implicit"], sessions=1, reps=1, items_per_dimension=2
+    )[:16]
+    requests = [
+        _request(q.messages, q.seed, temperature=0.0 if k % 4 == 0 else 0.7, max_new_tokens=12)
+        for k, q in enumerate(design)
+    ]
     prompts = sorted(smollm2._chat_ids(r.messages) for r in requests)
     assert _shared_prefix_length(prompts[:8]) > 0.6 * len(prompts[0])  # most of each prompt is shared
     try:

@@ -17,8 +17,9 @@ from bias_validity.psychometrics.bayes.diagnostics import describe_gate
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
-    sim = simulate_study(units=2, traits=1, items=3, templates=1, orders=1, reps=8, seed=5, ordinal_methods=(),
-                         score_methods=())  # fmt: skip
+    sim = simulate_study(
+        units=2, traits=1, items=3, templates=1, orders=1, reps=8, seed=5, ordinal_methods=(), score_methods=()
+    )
     sim = {k: v.rename(columns={"unit": "model", "trait": "dimension"}) for k, v in sim.items()}
     path = tmp_path_factory.mktemp("fitcli") / "study.sqlite"
     write_responses(cells_to_responses(sim, refusals=1), path)
@@ -31,8 +32,23 @@ def fitted(store):
     out, err = io.StringIO(), io.StringIO()
     path = store.parent / "fit.nc"
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(["fit", str(store), "--json", "--out", str(path), "--draws", "30", "--tune", "100", "--chains",
-                     "2", "--max-draws", "60"])  # fmt: skip
+        code = main(
+            [
+                "fit",
+                str(store),
+                "--json",
+                "--out",
+                str(path),
+                "--draws",
+                "30",
+                "--tune",
+                "100",
+                "--chains",
+                "2",
+                "--max-draws",
+                "60",
+            ]
+        )
     return code, out.getvalue(), err.getvalue(), path
 
 
@@ -42,8 +58,18 @@ def test_fit_json_reports_a_failed_gate_with_exit_status_1(fitted):
     assert code == 1
     assert f"FAILED its diagnostics gate ({describe_gate()})" in stderr
     diag = report["diagnostics"]
-    assert set(diag) == {"max_rhat", "min_ess_bulk", "min_ess_tail", "divergences", "min_ebfmi", "max_depth_share",
-                         "passed", "not_identified", "draws", "target_accept"}  # fmt: skip
+    assert set(diag) == {
+        "max_rhat",
+        "min_ess_bulk",
+        "min_ess_tail",
+        "divergences",
+        "min_ebfmi",
+        "max_depth_share",
+        "passed",
+        "not_identified",
+        "draws",
+        "target_accept",
+    }
     assert diag["passed"] is False and diag["min_ess_bulk"] < 400
     # retried with twice the draws unless it diverged, and after divergences with smaller steps at the same draws
     assert diag["draws"] == (30 if diag["divergences"] else 60)
@@ -53,8 +79,21 @@ def test_fit_json_reports_a_failed_gate_with_exit_status_1(fitted):
     assert "sampling 2 chains x (100 warm-up + 30 draws), nutpie\n" in stderr
     assert "sampled 2 chains x (100 warm-up + 30 draws), nutpie in " in stderr
     rec = report["quantities"][0]
-    assert list(rec) == ["quantity", "model", "dimension", "method", "mean", "hdi_low", "hdi_high", "p_direction",
-                         "estimable", "reason", "contraction", "item_contrasts", "identified"]  # fmt: skip
+    assert list(rec) == [
+        "quantity",
+        "model",
+        "dimension",
+        "method",
+        "mean",
+        "hdi_low",
+        "hdi_high",
+        "p_direction",
+        "estimable",
+        "reason",
+        "contraction",
+        "item_contrasts",
+        "identified",
+    ]
     # 3 items in one trait: 2 item contrasts per correlation, too few to identify it
     assert all(not r["identified"] for r in report["quantities"] if r["quantity"] == "latent_correlation")
     kinds = {r["quantity"] for r in report["quantities"]}
@@ -83,10 +122,13 @@ def test_compare_reuses_a_saved_fit_without_sampling(store, fitted, capsys, monk
 
 def test_compare_refuses_a_fit_of_other_answers(store, fitted, tmp_path, capsys):
     other = tmp_path / "other.sqlite"
-    sim = simulate_study(units=2, traits=1, items=3, templates=1, orders=1, reps=8, seed=6, ordinal_methods=(),
-                         score_methods=())  # fmt: skip
-    write_responses(cells_to_responses({k: v.rename(columns={"unit": "model", "trait": "dimension"})
-                                        for k, v in sim.items()}), other)  # fmt: skip
+    sim = simulate_study(
+        units=2, traits=1, items=3, templates=1, orders=1, reps=8, seed=6, ordinal_methods=(), score_methods=()
+    )
+    write_responses(
+        cells_to_responses({k: v.rename(columns={"unit": "model", "trait": "dimension"}) for k, v in sim.items()}),
+        other,
+    )
     assert main(["compare", str(other), "--fit", str(fitted[3]), "--models", "u0", "u1"]) == 2
     assert f"{fitted[3]} was fitted to other answers than {other}" in capsys.readouterr().err
     assert main(["report", str(other), "--fit", str(fitted[3]), "--out", str(tmp_path / "r.md")]) == 2

@@ -80,8 +80,14 @@ def test_item_contrasts_count_items_both_methods_see_less_one_per_trait():
 
 
 def _labels(n_corr: int = 1) -> pd.DataFrame:
-    return pd.DataFrame({"quantity": ["sc"] + ["latent_correlation"] * n_corr, "model": "u0", "dimension": "t0",
-                         "method": ["implicit"] + ["ablated~implicit"] * n_corr})  # fmt: skip
+    return pd.DataFrame(
+        {
+            "quantity": ["sc"] + ["latent_correlation"] * n_corr,
+            "model": "u0",
+            "dimension": "t0",
+            "method": ["implicit"] + ["ablated~implicit"] * n_corr,
+        }
+    )
 
 
 @pytest.mark.parametrize(("posterior_sd", "expected"), [(0.3, 0.91), (0.9, 0.19)])
@@ -138,8 +144,17 @@ def test_a_latent_correlation_that_is_not_identified_is_shown_but_never_decides(
     from bias_validity.analyses.result import Verdict
 
     responses = simulate_responses(n_items=20, item_sd=2.0, seed=7)  # shared item effects: Spearman r clearly > 0
-    row = dict(quantity="latent_correlation", model="sim:model", dimension=None, method="implicit~logprob",
-               mean=0.05, hdi_low=-0.2, hdi_high=0.25, p_direction=0.6, contraction=0.1)  # fmt: skip
+    row = dict(
+        quantity="latent_correlation",
+        model="sim:model",
+        dimension=None,
+        method="implicit~logprob",
+        mean=0.05,
+        hdi_low=-0.2,
+        hdi_high=0.25,
+        p_direction=0.6,
+        contraction=0.1,
+    )
     decided = convergent(responses, posterior=pd.DataFrame([{**row, "identified": True}]))
     assert decided.verdict is Verdict.NOT_SUPPORTED  # the interval lies wholly below 0.3
     shown = convergent(responses, posterior=pd.DataFrame([{**row, "identified": False}]))

@@ -39,13 +39,13 @@ def test_cumulative_logit_counts_are_the_multinomial_log_density_less_its_coeffi
     cut = np.array([[-2.5, -0.4, 0.3, 3.0], [-1.0, -0.9, 0.8, 6.0]])  # two methods, one with a narrow gap
     method = rng.integers(0, 2, 40)
     eta = rng.normal(0, 2, 40)
-    probs = _cumulative_probs(cut[0], eta) * (method == 0)[:, None] + _cumulative_probs(cut[1], eta) * (
-        method == 1
-    )[:, None]
+    probs = (
+        _cumulative_probs(cut[0], eta) * (method == 0)[:, None]
+        + _cumulative_probs(cut[1], eta) * (method == 1)[:, None]
+    )
     counts = np.stack([rng.multinomial(n, p) for n, p in zip(rng.integers(1, 25, 40), probs, strict=True)])
     with pm.Model() as model:
-        cumulative_logit_counts("y", counts.sum(axis=1), pt.as_tensor(cut), method, pt.as_tensor(eta),
-                                observed=counts)  # fmt: skip
+        cumulative_logit_counts("y", counts.sum(axis=1), pt.as_tensor(cut), method, pt.as_tensor(eta), observed=counts)
     got = model.logp(sum=False)[0].eval()
     n = counts.sum(axis=1)
     coefficient = stats.multinomial.logpmf(counts, n, np.full((40, 5), 0.2)) - n * np.log(0.2)
@@ -57,8 +57,9 @@ def test_forward_draws_follow_the_binomial_and_cumulative_logit_laws():
     n = np.array([200, 200])
     with pm.Model() as model:
         binomial_logit("k", n, pt.as_tensor(eta), observed=np.zeros(2, dtype=int))
-        cumulative_logit_counts("c", n, pt.as_tensor(cut), np.zeros(2, dtype=int), pt.as_tensor(eta),
-                                observed=np.zeros((2, 5), dtype=int))  # fmt: skip
+        cumulative_logit_counts(
+            "c", n, pt.as_tensor(cut), np.zeros(2, dtype=int), pt.as_tensor(eta), observed=np.zeros((2, 5), dtype=int)
+        )
     k, c = pm.draw([model["k"], model["c"]], draws=400, random_seed=3)
     assert c.shape == (400, 2, 5) and (c.sum(axis=-1) == 200).all()
     # means within 4 standard errors of n p (400 draws)

@@ -21,9 +21,19 @@ from bias_validity.psychometrics.bayes import FitConfig, load_fit, simulate_stud
 
 
 def _study(seed: int) -> dict[str, pd.DataFrame]:
-    sim = simulate_study(units=2, traits=2, items=6, templates=2, orders=2, reps=25, seed=seed,
-                         binary_methods=("implicit", "ablated"), ordinal_methods=("explicit",),
-                         score_methods=("logprob",), item_corr=0.8)  # fmt: skip
+    sim = simulate_study(
+        units=2,
+        traits=2,
+        items=6,
+        templates=2,
+        orders=2,
+        reps=25,
+        seed=seed,
+        binary_methods=("implicit", "ablated"),
+        ordinal_methods=("explicit",),
+        score_methods=("logprob",),
+        item_corr=0.8,
+    )
     ren = {"unit": "model", "trait": "dimension"}
     return {k: v.rename(columns=ren) for k, v in sim.items()}
 
@@ -43,8 +53,9 @@ def fitted(study):
 def test_cells_pool_repetitions_and_exclude_non_ok(study):
     sim, responses = study
     cells = responses_to_cells(responses)
-    merged = cells["binary"].merge(sim["binary"], on=["model", "dimension", "method", "template_id", "item_id",
-                                                      "order"], suffixes=("", "_true"))  # fmt: skip
+    merged = cells["binary"].merge(
+        sim["binary"], on=["model", "dimension", "method", "template_id", "item_id", "order"], suffixes=("", "_true")
+    )
     assert len(merged) == len(sim["binary"])
     assert (merged["k"] == merged["k_true"]).all() and (merged["n"] == merged["n_true"]).all()  # refusals left out
     assert cells["ordinal"]["n"].sum() == sim["ordinal"]["n"].sum()
@@ -82,13 +93,31 @@ def test_latent_correlation_is_positive_when_items_correlate(fitted):
 
 
 def test_result_shape_and_status_rates(study, fitted):
-    cols = ["quantity", "model", "dimension", "method", "mean", "hdi_low", "hdi_high", "p_direction", "estimable",
-            "reason", "contraction", "item_contrasts", "identified"]
+    cols = [
+        "quantity",
+        "model",
+        "dimension",
+        "method",
+        "mean",
+        "hdi_low",
+        "hdi_high",
+        "p_direction",
+        "estimable",
+        "reason",
+        "contraction",
+        "item_contrasts",
+        "identified",
+    ]
     assert list(fitted.quantities.columns) == cols
     assert fitted.quantities.attrs["hdi_prob"] == 0.94
-    assert set(fitted.quantities["quantity"]) == {"sc", "sc_new_item", "gap_explicit_implicit",
-                                                  "ablation_retained_share", "model_contrast",
-                                                  "latent_correlation"}  # fmt: skip
+    assert set(fitted.quantities["quantity"]) == {
+        "sc",
+        "sc_new_item",
+        "gap_explicit_implicit",
+        "ablation_retained_share",
+        "model_contrast",
+        "latent_correlation",
+    }
     assert ((fitted.quantities["p_direction"] >= 0.5) & (fitted.quantities["p_direction"] <= 1)).all()
     rates = status_counts(study[1]).set_index(["model", "method", "status"])["rate"]
     # 25 answers + 1 refusal per implicit cell
@@ -119,8 +148,9 @@ def test_saved_fit_round_trips_with_its_design(study, fitted, tmp_path):
     for name in ("methods", "items", "templates", "orders", "ordinal_methods", "binary_methods", "score_methods"):
         assert getattr(loaded.design, name) == getattr(fitted.design, name), name
     for name in ("binary", "ordinal", "scores"):
-        pd.testing.assert_frame_equal(loaded.design.cell_tables()[name], fitted.design.cell_tables()[name],
-                                      check_dtype=False)  # fmt: skip
+        pd.testing.assert_frame_equal(
+            loaded.design.cell_tables()[name], fitted.design.cell_tables()[name], check_dtype=False
+        )
     # the comparison of a reloaded fit is the comparison of the fit (same draws, same design)
     pd.testing.assert_frame_equal(compare_models(loaded, "u0", "u1"), compare_models(fitted, "u0", "u1"))
     check_fit_matches(loaded, study[1], fit_name="fit.nc", responses_name="study")
@@ -171,8 +201,9 @@ def test_posterior_predictive_check_flags_answers_the_model_did_not_fit(fitted):
     other = dataclasses.replace(design, binary=changed)  # group 0 now answered consistently every time
     ppc = posterior_predictive_check(build_model(design), fitted.idata, other)
     first = design.binary_groups.iloc[0]
-    row = ppc[(ppc["model"] == first["model"]) & (ppc["dimension"] == first["dimension"])
-              & (ppc["method"] == first["method"])].iloc[0]  # fmt: skip
+    row = ppc[
+        (ppc["model"] == first["model"]) & (ppc["dimension"] == first["dimension"]) & (ppc["method"] == first["method"])
+    ].iloc[0]
     assert row["observed"] == 1.0 and row["outside"]
     assert ppc["outside"].sum() <= 1 + 3  # the other groups are unchanged
 
@@ -195,8 +226,18 @@ def test_a_study_of_one_method_fits_and_recovers_its_scs():
     # prior draws (identification) before any sampling
     from bias_validity.psychometrics.bayes import fit_hierarchical
 
-    sim = simulate_study(units=1, traits=2, items=4, templates=2, orders=1, reps=30, seed=5,
-                         binary_methods=("implicit",), ordinal_methods=(), score_methods=())  # fmt: skip
+    sim = simulate_study(
+        units=1,
+        traits=2,
+        items=4,
+        templates=2,
+        orders=1,
+        reps=30,
+        seed=5,
+        binary_methods=("implicit",),
+        ordinal_methods=(),
+        score_methods=(),
+    )
     fit = fit_hierarchical(sim["binary"], config=FitConfig(draws=500, tune=500, chains=2, seed=1, max_draws=None))
     sc = fit.quantities[fit.quantities["quantity"] == "sc"].set_index("dimension")
     truth = sim["truth"].set_index("dimension")["sc"]

@@ -27,8 +27,9 @@ _SIZE = dict(replications=40, draws=200, tune=200, chains=2, ranks_of=49, seed=1
 
 @pytest.fixture(scope="module")
 def design():
-    sim = simulate_study(units=1, traits=1, items=4, templates=2, orders=1, reps=2, seed=0, ordinal_methods=(),
-                         score_methods=())  # fmt: skip
+    sim = simulate_study(
+        units=1, traits=1, items=4, templates=2, orders=1, reps=2, seed=0, ordinal_methods=(), score_methods=()
+    )
     return index_design(sim["binary"])
 
 
@@ -59,8 +60,7 @@ def test_rank_tests_that_respect_replications_hold_when_a_replications_ranks_coi
     # three quantities of one replication with the same rank (gaps sharing item effects, in the extreme): each is
     # uniform across replications, the pooled test counts every rank thrice and rejects, the others must not
     rng = np.random.default_rng(3)
-    rounds = [_result(np.repeat(rng.integers(0, 100, (200, 1)), 3, axis=1)).family_summary()["gap"]
-              for _ in range(50)]  # fmt: skip
+    rounds = [_result(np.repeat(rng.integers(0, 100, (200, 1)), 3, axis=1)).family_summary()["gap"] for _ in range(50)]
     pooled = np.mean([f["p_uniform"] < 0.05 for f in rounds])
     per_quantity = np.mean([f["p_uniform_per_quantity"] < 0.05 for f in rounds])
     one = np.mean([f["p_uniform_one_per_replication"] < 0.05 for f in rounds])
@@ -73,8 +73,18 @@ def test_rank_tests_that_respect_replications_hold_when_a_replications_ranks_coi
 
 @pytest.fixture(scope="module")
 def likert_design():
-    sim = simulate_study(units=1, traits=1, items=4, templates=2, orders=1, reps=3, seed=0, binary_methods=(),
-                         ordinal_methods=("explicit",), score_methods=())  # fmt: skip
+    sim = simulate_study(
+        units=1,
+        traits=1,
+        items=4,
+        templates=2,
+        orders=1,
+        reps=3,
+        seed=0,
+        binary_methods=(),
+        ordinal_methods=("explicit",),
+        score_methods=(),
+    )
     return index_design(sim["binary"], ordinal=sim["ordinal"])
 
 

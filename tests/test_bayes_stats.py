@@ -55,8 +55,9 @@ def _draws(shift: float, seed: int = 0) -> np.ndarray:
 
 
 def test_gate_passes_mixed_chains_and_fails_stuck_ones():
-    labels = pd.DataFrame({"quantity": ["sc", "gap_explicit_implicit"], "model": "m", "dimension": "d",
-                           "method": ["implicit", ""]})  # fmt: skip
+    labels = pd.DataFrame(
+        {"quantity": ["sc", "gap_explicit_implicit"], "model": "m", "dimension": "d", "method": ["implicit", ""]}
+    )
     good = summarise(labels, _draws(0.0))
     gate = diagnostics_gate(good, divergences=0)
     assert gate["passed"] and gate["max_rhat"] < 1.01 and gate["min_ess_bulk"] > 2000
@@ -66,8 +67,9 @@ def test_gate_passes_mixed_chains_and_fails_stuck_ones():
 
 
 def test_summarise_hdi_and_direction():
-    labels = pd.DataFrame({"quantity": ["sc", "model_contrast"], "model": ["m", "a - b"], "dimension": "d",
-                           "method": "implicit"})  # fmt: skip
+    labels = pd.DataFrame(
+        {"quantity": ["sc", "model_contrast"], "model": ["m", "a - b"], "dimension": "d", "method": "implicit"}
+    )
     out = summarise(labels, _draws(0.0, seed=1), hdi_prob=0.94)
     # normal(0.7, 0.05): 94% HDI = 0.7 -/+ 1.881 * 0.05; P(> 0.5) and P(> 0) both ~ 1
     assert out["hdi_low"].iloc[0] == pytest.approx(0.7 - 1.881 * 0.05, abs=0.004)

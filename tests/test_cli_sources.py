@@ -57,22 +57,43 @@ def test_report_of_a_table_writes_every_verdict_and_creates_no_store(study, suff
     code, stdout, err = _run(["report", str(study / f"responses{suffix}"), "--out", str(out), "--no-fit"])
     assert code == 0, err
     assert [line.split(":")[0] for line in stdout.splitlines()[:6]] == [
-        "Q1 Reliability", "Q2 Convergent validity", "Q3 Framing (ablation)", "Q4 Explicit-implicit gap",
-        "Q5 Self-reflection", "Q6 Scaling and alignment"]  # fmt: skip
+        "Q1 Reliability",
+        "Q2 Convergent validity",
+        "Q3 Framing (ablation)",
+        "Q4 Explicit-implicit gap",
+        "Q5 Self-reflection",
+        "Q6 Scaling and alignment",
+    ]
     assert out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["report.md"]
     assert f"responses{suffix}" in out.read_text(encoding="utf-8")  # provenance names the file
 
 
 def test_fit_and_compare_take_a_table(tmp_path):
-    sim = simulate_study(units=2, traits=1, items=3, templates=1, orders=1, reps=8, seed=5, ordinal_methods=(),
-                         score_methods=())  # fmt: skip
+    sim = simulate_study(
+        units=2, traits=1, items=3, templates=1, orders=1, reps=8, seed=5, ordinal_methods=(), score_methods=()
+    )
     sim = {k: v.rename(columns={"unit": "model", "trait": "dimension"}) for k, v in sim.items()}
     table = cells_to_responses(sim)
     src = tmp_path / "responses.csv"
     table.to_csv(src, index=False)
     fit = tmp_path / "fit.nc"
-    code, stdout, err = _run(["fit", str(src), "--json", "--out", str(fit), "--draws", "30", "--tune", "100",
-                              "--chains", "2", "--max-draws", "0"])  # fmt: skip
+    code, stdout, err = _run(
+        [
+            "fit",
+            str(src),
+            "--json",
+            "--out",
+            str(fit),
+            "--draws",
+            "30",
+            "--tune",
+            "100",
+            "--chains",
+            "2",
+            "--max-draws",
+            "0",
+        ]
+    )
     assert code in (0, 1), err  # 30 draws cannot pass the ESS gate; the fit ran on the table
     quantities = pd.DataFrame(json.loads(stdout)["quantities"])
     assert set(quantities.loc[quantities["quantity"] == "sc", "model"]) == set(table["model"])
@@ -128,8 +149,12 @@ def test_another_file_is_answered_in_one_line_and_left_as_it_was(tmp_path, comma
     path = tmp_path / name
     make(path)
     before = path.read_bytes()
-    argv = {"summary": [], "fit": [], "report": ["--out", str(tmp_path / "r.md"), "--no-fit"],
-            "compare": ["--models", "a", "b"]}[command]  # fmt: skip
+    argv = {
+        "summary": [],
+        "fit": [],
+        "report": ["--out", str(tmp_path / "r.md"), "--no-fit"],
+        "compare": ["--models", "a", "b"],
+    }[command]
     code, stdout, err = _run([command, str(path), *argv])
     lines = err.strip().splitlines()
     assert code == 2 and len(lines) == 1, err
@@ -157,7 +182,8 @@ def test_a_table_with_a_wrong_value_names_its_row_and_field(study, tmp_path):
 def test_a_models_file_naming_none_of_the_models_is_refused_before_fitting(study, tmp_path):
     models = tmp_path / "models.csv"
     models.write_text("# sizes\nmodel,family,parameters,training_tokens,aligned\nllama-3-8b,llama-3,8B,15T,no\n")
-    code, _, err = _run(["report", str(study / "responses.csv"), "--out", str(tmp_path / "r.md"),
-                         "--models-file", str(models)])  # fmt: skip
+    code, _, err = _run(
+        ["report", str(study / "responses.csv"), "--out", str(tmp_path / "r.md"), "--models-file", str(models)]
+    )
     assert code == 2 and len(err.strip().splitlines()) == 1
     assert "line 3 is 'llama-3-8b'" in err and "they are: sim:model" in err

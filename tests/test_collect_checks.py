@@ -63,8 +63,17 @@ def test_a_bad_argument_fails_before_the_server_is_asked(tmp_path, capsys, args,
 
 def test_the_store_run_spec_is_checked_before_the_model_loads(tiny, empty_cache, tmp_path, capsys):
     out = tmp_path / "study.sqlite"
-    design = ["--dimensions", "gender_career", "--items-per-dimension", "1", "--methods", "embedding", "--no-progress",
-              "--out", str(out)]  # fmt: skip
+    design = [
+        "--dimensions",
+        "gender_career",
+        "--items-per-dimension",
+        "1",
+        "--methods",
+        "embedding",
+        "--no-progress",
+        "--out",
+        str(out),
+    ]
     assert main(["collect", "--model", f"hf:{tiny}", *design]) == 0
     capsys.readouterr()
     assert main(["collect", "--model", "hf:smollm2", "--temperature", "1.0", *design]) == 2

@@ -17,15 +17,39 @@ import pytest
 
 from bias_validity.probes.store import read_responses
 
-ARGS = ["--model", "hf:smollm2", "--dimensions", "gender_career", "--items-per-dimension", "1", "--methods",
-        "implicit", "explicit", "reflection", "logprob", "--sessions", "1", "--reps", "2", "--batch-size", "8",
-        "--no-progress"]  # fmt: skip
+ARGS = [
+    "--model",
+    "hf:smollm2",
+    "--dimensions",
+    "gender_career",
+    "--items-per-dimension",
+    "1",
+    "--methods",
+    "implicit",
+    "explicit",
+    "reflection",
+    "logprob",
+    "--sessions",
+    "1",
+    "--reps",
+    "2",
+    "--batch-size",
+    "8",
+    "--no-progress",
+]
 
 
 def _collect(out, *, kill_after_rows: int | None = None) -> int | None:
     """Run the CLI; with ``kill_after_rows`` SIGKILL it once the store holds at least that many rows."""
-    cmd = [sys.executable, "-c", "import sys; from bias_validity.cli import main; sys.exit(main())", "collect", *ARGS,
-           "--out", str(out)]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-c",
+        "import sys; from bias_validity.cli import main; sys.exit(main())",
+        "collect",
+        *ARGS,
+        "--out",
+        str(out),
+    ]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env={**os.environ})
     if kill_after_rows is None:
         output, _ = proc.communicate(timeout=900)

@@ -22,8 +22,23 @@ from bias_validity.probes.schema import response_id
 from bias_validity.probes.store import ResponseStore, read_study
 
 # the default token limit: the same commands run on the toolkit from before the run spec (and --max-new-tokens)
-DESIGN = ["--dimensions", "gender_career", "--items-per-dimension", "1", "--methods", "implicit", "logprob",
-          "embedding", "--sessions", "1", "--reps", "1", "--batch-size", "16", "--no-progress"]  # fmt: skip
+DESIGN = [
+    "--dimensions",
+    "gender_career",
+    "--items-per-dimension",
+    "1",
+    "--methods",
+    "implicit",
+    "logprob",
+    "embedding",
+    "--sessions",
+    "1",
+    "--reps",
+    "1",
+    "--batch-size",
+    "16",
+    "--no-progress",
+]
 
 
 @pytest.fixture(scope="module")
@@ -126,9 +141,25 @@ def test_other_weights_under_the_same_name_are_not_resumed(tiny, tmp_path, capsy
 
 def test_extending_the_study_resumes_the_same_run(tiny, study, capsys):
     before = _rows(study)
-    extended = ["--dimensions", "gender_career", "race", "--items-per-dimension", "2", "--methods", "implicit",
-                "logprob", "embedding", "explicit", "--sessions", "2", "--reps", "2", "--batch-size", "64",
-                "--no-progress"]  # fmt: skip
+    extended = [
+        "--dimensions",
+        "gender_career",
+        "race",
+        "--items-per-dimension",
+        "2",
+        "--methods",
+        "implicit",
+        "logprob",
+        "embedding",
+        "explicit",
+        "--sessions",
+        "2",
+        "--reps",
+        "2",
+        "--batch-size",
+        "64",
+        "--no-progress",
+    ]
     assert main(["collect", "--model", f"hf:{tiny}", *extended, "--out", str(study)]) == 0
     assert f"{len(before)} already stored" in capsys.readouterr().out
     after = _rows(study)
@@ -178,7 +209,7 @@ def test_a_new_run_keeps_both_and_analyses_read_one(tiny, study, capsys):
 
 _SCHEMA_1 = [
     "CREATE TABLE responses (response_id TEXT PRIMARY KEY, model TEXT, dimension TEXT, method TEXT, template_id TEXT, "
-    "item_id TEXT, \"order\" TEXT, session INTEGER, rep INTEGER, seed INTEGER, temperature REAL, params TEXT, "
+    'item_id TEXT, "order" TEXT, session INTEGER, rep INTEGER, seed INTEGER, temperature REAL, params TEXT, '
     "prompt TEXT, raw_response TEXT, status TEXT, consistent INTEGER, likert INTEGER, score REAL, created_at TEXT)",
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)",
     "CREATE TABLE runs (run_id INTEGER PRIMARY KEY AUTOINCREMENT, spec TEXT NOT NULL)",
@@ -188,16 +219,27 @@ _SCHEMA_1 = [
 
 
 def test_a_schema_1_store_becomes_run_1_unchanged_and_is_not_resumed_blindly(tiny, tmp_path, capsys):
-    key = dict(model="hf:tiny-llama", dimension="gender_career", method="implicit", template_id="implicit-mask",
-               item_id="gender_career-01", order="ab-xy", session=1, rep=0)  # fmt: skip
+    key = dict(
+        model="hf:tiny-llama",
+        dimension="gender_career",
+        method="implicit",
+        template_id="implicit-mask",
+        item_id="gender_career-01",
+        order="ab-xy",
+        session=1,
+        rep=0,
+    )
     old_id = response_id(**key)
     path = tmp_path / "old.sqlite"
     with sqlite3.connect(path) as conn:
         for statement in _SCHEMA_1:
             conn.execute(statement)
-        conn.execute("INSERT INTO responses (response_id, model, dimension, method, template_id, item_id, \"order\", "
-                     "session, rep, status, consistent, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'ok', 1, "
-                     "'then')", (old_id, *key.values()))  # fmt: skip
+        conn.execute(
+            'INSERT INTO responses (response_id, model, dimension, method, template_id, item_id, "order", '
+            "session, rep, status, consistent, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'ok', 1, "
+            "'then')",
+            (old_id, *key.values()),
+        )
         old_spec = {"model": "hf:tiny-llama", "seed": 0, "temperature": 0.7, "max_new_tokens": 24}
         conn.execute("INSERT INTO runs (spec) VALUES (?)", (json.dumps(old_spec),))
         conn.execute("INSERT INTO skipped VALUES ('hf:tiny-llama', 'reflection', 'a reason')")

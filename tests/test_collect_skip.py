@@ -19,8 +19,14 @@ from bias_validity.probes.stimuli import load_dimensions
 from bias_validity.probes.store import ResponseStore, read_responses
 
 REASON = "server at http://127.0.0.1:9/v1 stopped returning log-probabilities"
-DESIGN = {"dimensions": ["gender_career", "race"], "methods": ["logprob", "embedding", "explicit"], "sessions": 1,
-          "reps": 1, "items_per_dimension": 2, "max_new_tokens": 4}  # fmt: skip
+DESIGN = {
+    "dimensions": ["gender_career", "race"],
+    "methods": ["logprob", "embedding", "explicit"],
+    "sessions": 1,
+    "reps": 1,
+    "items_per_dimension": 2,
+    "max_new_tokens": 4,
+}
 BATCH = 5
 
 
@@ -56,8 +62,15 @@ def backend(tmp_path_factory):
 
 
 def test_a_method_skipped_mid_run_drops_no_other_question(backend, tmp_path):
-    design = build_design(backend.name, load_dimensions(DESIGN["dimensions"]), DESIGN["methods"], sessions=1, reps=1,
-                          items_per_dimension=2, max_new_tokens=4)  # fmt: skip
+    design = build_design(
+        backend.name,
+        load_dimensions(DESIGN["dimensions"]),
+        DESIGN["methods"],
+        sessions=1,
+        reps=1,
+        items_per_dimension=2,
+        max_new_tokens=4,
+    )
     chunks = [design[i : i + BATCH] for i in range(0, len(design), BATCH)]
     straddling = [c for c in chunks if c[0].method == "logprob" and {q.method for q in c} - {"logprob"}]
     assert straddling, "the design must put other methods' questions in chunks that start with a logprob question"
@@ -87,14 +100,23 @@ def test_a_method_skipped_mid_run_drops_no_other_question(backend, tmp_path):
 def test_methods_a_base_model_lacks_are_counted_with_their_reason(gemma, tmp_path):
     """Gemma-3-270M base has no chat template: its implicit and explicit questions are counted as skipped, never
     asked, and the summary says why."""
-    summary = collect(gemma, tmp_path / "study.sqlite", dimensions=["gender_career"], items_per_dimension=1,
-                      methods=["implicit", "explicit", "embedding"], sessions=1, reps=1, progress=False)  # fmt: skip
+    summary = collect(
+        gemma,
+        tmp_path / "study.sqlite",
+        dimensions=["gender_career"],
+        items_per_dimension=1,
+        methods=["implicit", "explicit", "embedding"],
+        sessions=1,
+        reps=1,
+        progress=False,
+    )
     # implicit: 3 wordings x 4 orders; explicit: 3 wordings x 2 orders x (the statement, its reversal)
     assert summary.skipped_questions == {"implicit": 12, "explicit": 12}
     assert (summary.questions, summary.asked, summary.written) == (26, 2, 2)  # embedding: the pair and WEAT
     assert set(summary.skipped) == {"implicit", "explicit"}
     assert all("base model without a chat template" in reason for reason in summary.skipped.values())
     header, *rest = summary.lines()
-    assert header.endswith("26 questions: 0 already stored, 2 asked, 2 stored now (ok 2), 24 skipped, "
-                           "0 left with errors")  # fmt: skip
+    assert header.endswith(
+        "26 questions: 0 already stored, 2 asked, 2 stored now (ok 2), 24 skipped, 0 left with errors"
+    )
     assert any(line.startswith("  skipped implicit (12 questions): ") for line in rest)

@@ -55,8 +55,16 @@ def test_rerun_resumes_without_asking_again(demo, tmp_path):
 def test_report_with_injected_answer_renders_safely_in_chromium(demo, tmp_path):
     out, _ = demo
     # the only refusal of its model x method, so the report's examples are sure to show it
-    key = dict(model="hf:SmolLM2-135M-Instruct-Q4_1", dimension="race", method="embedding", template_id="injected",
-               item_id="race-01", order="-", session=1, rep=0)  # fmt: skip
+    key = dict(
+        model="hf:SmolLM2-135M-Instruct-Q4_1",
+        dimension="race",
+        method="embedding",
+        template_id="injected",
+        item_id="race-01",
+        order="-",
+        session=1,
+        rep=0,
+    )
     with ResponseStore(out / "study.sqlite") as store:
         store.write([{**key, "response_id": response_id(**key), "status": "refusal", "raw_response": INJECTED}])
     html = tmp_path / "report.html"

@@ -14,8 +14,9 @@ from bias_validity.probes.stimuli import load_dimension
 @pytest.fixture(scope="module")
 def design():
     dim = load_dimension("gender_career")
-    return build_design("hf:m", [dim], ["implicit", "explicit", "logprob", "embedding"], sessions=2, reps=3,
-                        items_per_dimension=2)  # fmt: skip
+    return build_design(
+        "hf:m", [dim], ["implicit", "explicit", "logprob", "embedding"], sessions=2, reps=3, items_per_dimension=2
+    )
 
 
 def test_sizes_follow_the_design(design):
@@ -31,8 +32,14 @@ def test_sizes_follow_the_design(design):
 
 
 def test_rebuilding_gives_the_same_ids_and_seeds(design):
-    again = build_design("hf:m", [load_dimension("gender_career")], ["implicit", "explicit", "logprob", "embedding"],
-                         sessions=2, reps=3, items_per_dimension=2)  # fmt: skip
+    again = build_design(
+        "hf:m",
+        [load_dimension("gender_career")],
+        ["implicit", "explicit", "logprob", "embedding"],
+        sessions=2,
+        reps=3,
+        items_per_dimension=2,
+    )
     assert [(q.response_id, q.seed) for q in again] == [(q.response_id, q.seed) for q in design]
     seeds = [q.seed for q in design if q.method == "implicit"]
     assert len(set(seeds)) == len(seeds)  # every session and rep draws its own stream
@@ -41,8 +48,11 @@ def test_rebuilding_gives_the_same_ids_and_seeds(design):
 def test_counterbalancing_and_consistent_answer():
     dim = load_dimension("gender_career")
     item = dim.items[0]
-    qs = [q for q in build_design("hf:m", [dim], ["implicit"], sessions=1, reps=1, items_per_dimension=1)
-          if q.template_id == "implicit-mask"]  # fmt: skip
+    qs = [
+        q
+        for q in build_design("hf:m", [dim], ["implicit"], sessions=1, reps=1, items_per_dimension=1)
+        if q.template_id == "implicit-mask"
+    ]
     by_order = {q.order: q for q in qs}
     assert set(by_order) == set(IMPLICIT_ORDERS)
     assert by_order["ab-xy"].candidates == (item.exemplar_a, item.exemplar_b)
@@ -73,8 +83,11 @@ def test_explicit_statements_are_balanced_by_their_reversal(design):
     dim = load_dimension("gender_career")
     item = dim.items[0]
     plain = next(q for q in explicit if q.order == "xy" and q.item_id == item.item_id)
-    flipped = next(q for q in explicit if q.order == "xy" + REVERSED_SUFFIX and q.template_id == plain.template_id
-                   and q.item_id == item.item_id)  # fmt: skip
+    flipped = next(
+        q
+        for q in explicit
+        if q.order == "xy" + REVERSED_SUFFIX and q.template_id == plain.template_id and q.item_id == item.item_id
+    )
     first_word = lambda q: q.messages[-1]["content"].split('"')[1].split()[0].lower()  # noqa: E731
     # the same attribute keeps its place; the group labels trade places
     assert (first_word(plain), first_word(flipped)) == (dim.label_a, dim.label_b)

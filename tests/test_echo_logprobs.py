@@ -16,8 +16,9 @@ def _answer(tokens, values, top=None, offsets=None, text=None) -> dict:
 def test_vllm_layout_with_a_bos_token_scores_the_whole_text():
     """vLLM (vllm/entrypoints/openai/serving_completion.py): the prompt as the tokenizer encodes it, BOS included,
     decoded token strings, the first value null, one generated token at the end."""
-    answer = _answer(["<s>", "The", " cat", " sat", ".", " It"], [None, -3.0, -5.5, -4.0, -1.25, -0.5],
-                     offsets=[0, 3, 6, 10, 14, 15])  # fmt: skip
+    answer = _answer(
+        ["<s>", "The", " cat", " sat", ".", " It"], [None, -3.0, -5.5, -4.0, -1.25, -0.5], offsets=[0, 3, 6, 10, 14, 15]
+    )
     assert text_span(["<s>", "The", " cat", " sat", ".", " It"], "The cat sat.") == (1, 5)
     assert text_logprob(answer, "The cat sat.") == -3.0 - 5.5 - 4.0 - 1.25
 
@@ -25,8 +26,12 @@ def test_vllm_layout_with_a_bos_token_scores_the_whole_text():
 def test_sglang_layout_with_pieces_that_do_not_spell_the_text_is_read_by_offsets():
     """Token strings decoded one by one lose SentencePiece's leading spaces; the offsets still place them."""
     echoed = "<s>The cat sat. It"
-    answer = _answer(["<s>", "The", "cat", "sat", ".", "It"], [None, -3.0, -5.5, -4.0, -1.25, -0.5],
-                     offsets=[0, 3, 6, 10, 14, 16], text=echoed)  # fmt: skip
+    answer = _answer(
+        ["<s>", "The", "cat", "sat", ".", "It"],
+        [None, -3.0, -5.5, -4.0, -1.25, -0.5],
+        offsets=[0, 3, 6, 10, 14, 16],
+        text=echoed,
+    )
     assert text_logprob(answer, "The cat sat.") == -3.0 - 5.5 - 4.0 - 1.25
 
 
@@ -37,8 +42,9 @@ def test_a_text_whose_first_token_has_no_value_is_not_scored():
     assert text_logprob(_answer(["", "The", " cat", "."], [None, -2.0, -5.5, -1.0]), "The cat.") == -8.5
 
 
-@pytest.mark.parametrize("answer", [{"choices": [{"text": "x"}]}, {"choices": [{"logprobs": {"tokens": ["a"]}}]},
-                                    {"choices": []}, {}])  # fmt: skip
+@pytest.mark.parametrize(
+    "answer", [{"choices": [{"text": "x"}]}, {"choices": [{"logprobs": {"tokens": ["a"]}}]}, {"choices": []}, {}]
+)
 def test_an_answer_without_echoed_log_probabilities_reads_as_none(answer):
     assert text_logprob(answer, "a") is None
     assert echo_layout(answer, "a") == "unreadable"

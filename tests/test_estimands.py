@@ -48,8 +48,9 @@ def test_every_quantity_is_declared_once_with_a_null_and_a_direction():
 
 @pytest.fixture(scope="module")
 def study():
-    responses = simulate_responses(sc=TRUE_SC, dimensions=DIMENSIONS, n_items=10, n_templates=1, sessions=1,
-                                   reps=3, item_sd=ITEM_SD, seed=11)  # fmt: skip
+    responses = simulate_responses(
+        sc=TRUE_SC, dimensions=DIMENSIONS, n_items=10, n_templates=1, sessions=1, reps=3, item_sd=ITEM_SD, seed=11
+    )
     fit = fit_responses(responses, config=FitConfig(draws=500, tune=500, chains=4, seed=3, max_draws=None))
     return responses, fit
 
@@ -79,8 +80,9 @@ def test_bootstrap_and_posterior_agree_and_cover_the_truth(study):
         for method in TRUE_SC:
             c = table.loc[(dim, method)]
             p = post.loc[("sc_new_item", "sim:model", dim, method)]
-            pairs.append((c["sc"], c["item_ci_low"], c["item_ci_high"], p["mean"], p["hdi_low"], p["hdi_high"],
-                          TRUTH[method]))  # fmt: skip
+            pairs.append(
+                (c["sc"], c["item_ci_low"], c["item_ci_high"], p["mean"], p["hdi_low"], p["hdi_high"], TRUTH[method])
+            )
         c, p = q4.loc[dim], post.loc[("gap_explicit_implicit", "sim:model", dim, "")]
         pairs.append((c["estimate"], c["ci_low"], c["ci_high"], p["mean"], p["hdi_low"], p["hdi_high"], TRUE_GAP))
         c, p = q3.loc[dim], post.loc[("ablation_retained_share", "sim:model", dim, "")]
@@ -103,14 +105,35 @@ def test_new_item_sc_is_wider_than_the_sc_of_these_items(study):
 
 
 def test_retained_share_is_not_estimable_at_chance_in_both_paths():
-    responses = simulate_responses(sc={"implicit": 0.5, "ablated": 0.5}, dimensions=["age"], n_items=10,
-                                   item_sd=0.2, seed=5)  # fmt: skip
+    responses = simulate_responses(
+        sc={"implicit": 0.5, "ablated": 0.5}, dimensions=["age"], n_items=10, item_sd=0.2, seed=5
+    )
     row = framing(responses).figures.iloc[0]
     assert np.isnan(row["ci_low"]) and row["note"].startswith("not estimable")
-    post = pd.DataFrame([dict(quantity="ablation_retained_share", model="sim:model", dimension="age", method="",
-                              mean=3.0, hdi_low=-9.0, hdi_high=11.0, p_direction=0.6),
-                         dict(quantity="sc_new_item", model="sim:model", dimension="age", method="implicit",
-                              mean=0.51, hdi_low=0.46, hdi_high=0.57, p_direction=0.6)])  # fmt: skip
+    post = pd.DataFrame(
+        [
+            dict(
+                quantity="ablation_retained_share",
+                model="sim:model",
+                dimension="age",
+                method="",
+                mean=3.0,
+                hdi_low=-9.0,
+                hdi_high=11.0,
+                p_direction=0.6,
+            ),
+            dict(
+                quantity="sc_new_item",
+                model="sim:model",
+                dimension="age",
+                method="implicit",
+                mean=0.51,
+                hdi_low=0.46,
+                hdi_high=0.57,
+                p_direction=0.6,
+            ),
+        ]
+    )
     res = framing(responses, posterior=post)
     hdi_row = res.figures[res.figures["interval"] == "HDI"].iloc[0]
     assert np.isnan(hdi_row["estimate"]) and "overlaps 0.5 +/- 0.05" in hdi_row["note"]
@@ -120,8 +143,11 @@ def test_retained_share_is_not_estimable_at_chance_in_both_paths():
 def test_choice_log_odds_are_their_own_series_never_the_logprob_method():
     responses = simulate_responses(dimensions=["age"], n_items=6, seed=2)
     logprob = responses[responses["method"] == "logprob"]
-    choice = logprob.assign(template_id=CHOICE_PREFIX + "implicit-1", score=logprob["score"] * 0 + 2.0,
-                            response_id=logprob["response_id"] + "c")  # fmt: skip
+    choice = logprob.assign(
+        template_id=CHOICE_PREFIX + "implicit-1",
+        score=logprob["score"] * 0 + 2.0,
+        response_id=logprob["response_id"] + "c",
+    )
     both = pd.concat([responses, choice], ignore_index=True)
     cells = responses_to_cells(both)
     assert not cells["scores"]["template_id"].str.startswith(CHOICE_PREFIX).any()
@@ -132,10 +158,21 @@ def test_choice_log_odds_are_their_own_series_never_the_logprob_method():
 
 def test_q2_verdict_rests_on_the_implicit_pairs_only():
     responses = simulate_responses(dimensions=["age"], n_items=6, seed=2)
-    post = pd.DataFrame([dict(quantity="latent_correlation", model="", dimension="", method=m, mean=mean,
-                              hdi_low=low, hdi_high=high, p_direction=0.9)
-                         for m, mean, low, high in [("implicit~logprob", 0.05, -0.1, 0.2),
-                                                    ("ablated~explicit", 0.7, 0.5, 0.9)]])  # fmt: skip
+    post = pd.DataFrame(
+        [
+            dict(
+                quantity="latent_correlation",
+                model="",
+                dimension="",
+                method=m,
+                mean=mean,
+                hdi_low=low,
+                hdi_high=high,
+                p_direction=0.9,
+            )
+            for m, mean, low, high in [("implicit~logprob", 0.05, -0.1, 0.2), ("ablated~explicit", 0.7, 0.5, 0.9)]
+        ]
+    )
     res = convergent(responses, posterior=post)
     assert res.verdict is Verdict.NOT_SUPPORTED  # ablated~explicit is shown, not counted
     notes = res.figures.set_index("measure")["note"]
@@ -164,8 +201,16 @@ def test_item_cluster_interval_covers_the_dimension_where_wilson_does_not():
     wilson = cluster = 0
     runs = 40
     for seed in range(runs):
-        t = simulate_responses(sc={"implicit": 0.7}, dimensions=["age"], n_items=12, n_templates=1, sessions=2,
-                               reps=3, item_sd=1.0, seed=seed)  # fmt: skip
+        t = simulate_responses(
+            sc={"implicit": 0.7},
+            dimensions=["age"],
+            n_items=12,
+            n_templates=1,
+            sessions=2,
+            reps=3,
+            item_sd=1.0,
+            seed=seed,
+        )
         row = sc_table(t, n_resamples=400).set_index("method").loc["implicit"]
         wilson += row["ci_low"] <= truth <= row["ci_high"]
         cluster += row["item_ci_low"] <= truth <= row["item_ci_high"]

@@ -28,9 +28,11 @@ def table() -> pd.DataFrame:
 @pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".parquet"])
 def test_import_round_trips_every_format(table, tmp_path, suffix, capsys):
     src = tmp_path / f"responses{suffix}"
-    {".csv": lambda p: table.to_csv(p, index=False),
-     ".jsonl": lambda p: table.to_json(p, orient="records", lines=True),
-     ".parquet": lambda p: table.to_parquet(p, index=False)}[suffix](src)  # fmt: skip
+    {
+        ".csv": lambda p: table.to_csv(p, index=False),
+        ".jsonl": lambda p: table.to_json(p, orient="records", lines=True),
+        ".parquet": lambda p: table.to_parquet(p, index=False),
+    }[suffix](src)
     store = tmp_path / "study.sqlite"
     assert main(["import", str(src), "--out", str(store)]) == 0
     back = read_responses(store)

@@ -90,6 +90,8 @@ def test_no_gate_threshold_is_typed_again(path):
 
 def test_the_reader_skips_docstrings_and_names_and_sees_strings(tmp_path):
     module = tmp_path / "m.py"
-    module.write_text('"""implicit"""\n__all__ = ["ok"]\n\ndef ok():\n    """ok"""\n'
-                      '    return "ok", "error", {"error": 1}, f"{1} implicit"\n')  # fmt: skip
+    module.write_text(
+        '"""implicit"""\n__all__ = ["ok"]\n\ndef ok():\n    """ok"""\n'
+        '    return "ok", "error", {"error": 1}, f"{1} implicit"\n'
+    )
     assert sorted(value for _, value in _strings(module)) == [" implicit", "error"]

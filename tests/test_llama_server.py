@@ -47,8 +47,12 @@ def scored(llama):
 
 def test_a_shifted_echo_is_detected_and_not_used(llama):
     backend = load_openai_backend(llama.model, base_urls=[llama.base_url])
-    assert backend.provenance["logprobs"] == {"probed": True, "sequence": False, "echo_layout": "shifted",
-                                              "chat_top_logprobs": True}  # fmt: skip
+    assert backend.provenance["logprobs"] == {
+        "probed": True,
+        "sequence": False,
+        "echo_layout": "shifted",
+        "chat_top_logprobs": True,
+    }
     assert Capability.SEQUENCE_LOGPROBS not in backend.capabilities
     with pytest.raises(Unsupported, match=r"echoes prompt log-probabilities shifted by one token"):
         backend.sequence_logprobs(["The cat sat on the mat."])
@@ -62,8 +66,15 @@ def test_a_bos_first_prefix_lines_the_echo_up(scored):
 
 def test_sentence_logprobs_agree_with_the_local_backend(scored):
     local = load_hf_backend("smollm2", score_prefix=PREFIX)
-    design = build_design(local.name, load_dimensions(None), ["logprob"], sessions=1, reps=1, items_per_dimension=1,
-                          with_choice_logprobs=False)  # fmt: skip
+    design = build_design(
+        local.name,
+        load_dimensions(None),
+        ["logprob"],
+        sessions=1,
+        reps=1,
+        items_per_dimension=1,
+        with_choice_logprobs=False,
+    )
     texts = [s for q in design if q.kind == Kind.SENTENCE_LOGPROB for s in q.sentences]
     http, here = np.array(scored.sequence_logprobs(texts)), np.array(local.sequence_logprobs(texts))
     gap = np.abs(http - here)
@@ -80,8 +91,9 @@ def test_sentence_logprobs_agree_with_the_local_backend(scored):
 
 def test_the_logprob_method_runs_end_to_end_over_http(scored, tmp_path):
     store = tmp_path / "study.sqlite"
-    summary = collect(scored, store, dimensions=["gender_career"], methods=["logprob"], items_per_dimension=2,
-                      progress=False)  # fmt: skip
+    summary = collect(
+        scored, store, dimensions=["gender_career"], methods=["logprob"], items_per_dimension=2, progress=False
+    )
     rows = read_responses(store)
     assert summary.complete and summary.skipped == {} and summary.written == len(rows) == 8
     assert set(rows["status"]) == {"ok"} and rows["template_id"].str.startswith("choice:").sum() == 0
@@ -105,14 +117,34 @@ def test_chat_top_logprobs_are_found_but_closed_set_scoring_stays_unsupported(sc
 def test_collect_prints_what_it_did_and_exits_1_when_answers_failed(llama, tmp_path, capsys):
     """Behind a proxy that lets the start-up probe through, then rejects every request (401, not retried)."""
     store = tmp_path / "study.sqlite"
-    args = ["collect", "--model", f"openai:{llama.model}", "--dimensions", "gender_career", "--items-per-dimension",
-            "1", "--methods", "explicit", "logprob", "--sessions", "1", "--reps", "1", "--score-prefix", PREFIX,
-            "--no-progress", "--out", str(store)]  # fmt: skip
+    args = [
+        "collect",
+        "--model",
+        f"openai:{llama.model}",
+        "--dimensions",
+        "gender_career",
+        "--items-per-dimension",
+        "1",
+        "--methods",
+        "explicit",
+        "logprob",
+        "--sessions",
+        "1",
+        "--reps",
+        "1",
+        "--score-prefix",
+        PREFIX,
+        "--no-progress",
+        "--out",
+        str(store),
+    ]
     with FaultProxy(llama.base_url, schedule=["pass", "pass"], default="401echo") as proxy:
         assert main([*args, "--base-url", proxy.base_url]) == 1
     out = capsys.readouterr().out
-    assert "openai:smollm2 (run 1): 16 questions: 0 already stored, 16 asked, 16 stored now (error 16), 0 skipped, " \
-           "16 left with errors" in out  # fmt: skip
+    assert (
+        "openai:smollm2 (run 1): 16 questions: 0 already stored, 16 asked, 16 stored now (error 16), 0 skipped, "
+        "16 left with errors" in out
+    )
     assert "16 answers failed; run the same command again to retry them" in out
     assert len(read_responses(store)) == 16  # 12 explicit (the statements and their reversals) + 4 logprob
     assert main([*args, "--base-url", llama.base_url]) == 0  # the rerun asks the failed ones again

@@ -54,8 +54,12 @@ def _backend(urls, **options):
 def test_direct_generation_and_logprob_probe(served):
     backend = load_openai_backend(served.model, base_urls=[served.base_url])
     assert backend.capabilities == {Capability.CHAT}  # transformers serve ignores logprobs and echo
-    assert backend.provenance["logprobs"] == {"probed": True, "sequence": False, "echo_layout": "unreadable",
-                                              "chat_top_logprobs": False}  # fmt: skip
+    assert backend.provenance["logprobs"] == {
+        "probed": True,
+        "sequence": False,
+        "echo_layout": "unreadable",
+        "chat_top_logprobs": False,
+    }
     out = backend.generate(_requests(3))
     assert all(c.error is None and isinstance(c.text, str) and c.text.strip() for c in out), out
     with pytest.raises(Unsupported, match=r"server at http://127\.0\.0\.1:\d+/v1 returns no log-probabilities"):
@@ -141,8 +145,15 @@ def test_collect_end_to_end_through_faults_then_rerun_fills_gaps(served, api_key
 
     caplog.set_level(logging.DEBUG)
     store = tmp_path / "responses.sqlite"
-    design = {"dimensions": ["gender_career"], "methods": ["implicit", "explicit", "logprob"], "sessions": 1,
-              "reps": 1, "items_per_dimension": 1, "max_new_tokens": 8, "batch_size": 6}  # fmt: skip
+    design = {
+        "dimensions": ["gender_career"],
+        "methods": ["implicit", "explicit", "logprob"],
+        "sessions": 1,
+        "reps": 1,
+        "items_per_dimension": 1,
+        "max_new_tokens": 8,
+        "batch_size": 6,
+    }
     faults = ["429:1", "500", "reset", "malformed", "401echo"]
     with FaultProxy(served.base_url, schedule=faults) as proxy:
         backend = _backend([proxy.base_url], model=served.model, max_retries=0, concurrency=4, timeout=600.0)

@@ -66,8 +66,11 @@ def wheel(tmp_path_factory) -> Path:
     """A regular wheel built from a copy of the sources (nothing is written into the repository)."""
     src = tmp_path_factory.mktemp("src") / "bias-validity"
     keep = {"pyproject.toml", "README.md", "__init__.py", *LAYERS}
-    shutil.copytree(REPO, src, ignore=lambda d, names: [n for n in names if (Path(d) == REPO and n not in keep)
-                                                          or n == "__pycache__"])  # fmt: skip
+    shutil.copytree(
+        REPO,
+        src,
+        ignore=lambda d, names: [n for n in names if (Path(d) == REPO and n not in keep) or n == "__pycache__"],
+    )
     out = tmp_path_factory.mktemp("wheel")
     cmd = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(src)]
     run = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
@@ -81,8 +84,12 @@ def test_wheel_holds_only_bias_validity_with_every_module_and_data_file(wheel):
     tops = {n.split("/")[0] for n in names}
     assert {t for t in tops if not t.endswith(".dist-info")} == {"bias_validity"}
     shipped = {n.removeprefix("bias_validity/") for n in names if n.startswith("bias_validity/")}
-    sources = {str(p.relative_to(REPO)) for layer in LAYERS for p in (REPO / layer).rglob("*") if p.is_file()
-               and "__pycache__" not in p.parts}  # fmt: skip
+    sources = {
+        str(p.relative_to(REPO))
+        for layer in LAYERS
+        for p in (REPO / layer).rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    }
     assert sources - shipped == set()  # every module, stimulus file, reference table and stylesheet
     assert "__init__.py" in shipped
 

@@ -12,8 +12,12 @@ from hypothesis import HealthCheck, Phase, find, given, settings
 EXAMPLES = 30
 
 
-@settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])  # fmt: skip
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(table=responses_tables(), models_file=models_files())
 def test_any_table_gives_a_report_whose_verdicts_all_have_reasons(table, models_file):
     assert check_report(table, models_file) == []
@@ -33,9 +37,17 @@ def test_any_table_gives_a_report_whose_verdicts_all_have_reasons(table, models_
 )
 def test_the_tables_reach_the_edge_cases(what, holds):
     """The strategy reaches each shape the property is meant to cover (else it would pass by never trying it)."""
-    found = find(responses_tables(), holds, settings=settings(max_examples=2000, database=None, deadline=None,
-                                                              phases=[Phase.generate],
-                                                              suppress_health_check=list(HealthCheck)))  # fmt: skip
+    found = find(
+        responses_tables(),
+        holds,
+        settings=settings(
+            max_examples=2000,
+            database=None,
+            deadline=None,
+            phases=[Phase.generate],
+            suppress_health_check=list(HealthCheck),
+        ),
+    )
     assert holds(found), what
 
 

@@ -149,8 +149,9 @@ def test_form_shift_equals_the_cluster_robust_regression_and_covers_paired_and_d
             hits[kind] += out["ci_low"] <= truth <= out["ci_high"]
             if rep == 0 and kind == "paired":
                 # the same difference and, up to the small-sample factor, the same SE as statsmodels' WLS
-                fit = sm.WLS(cells["k"] / cells["n"], sm.add_constant((cells["f"] == "A").astype(float)),
-                             weights=cells["n"]).fit(cov_type="cluster", cov_kwds={"groups": cells["i"]})  # fmt: skip
+                fit = sm.WLS(
+                    cells["k"] / cells["n"], sm.add_constant((cells["f"] == "A").astype(float)), weights=cells["n"]
+                ).fit(cov_type="cluster", cov_kwds={"groups": cells["i"]})
                 assert fit.params.iloc[1] == pytest.approx(out["difference"])
                 half = (out["ci_high"] - out["ci_low"]) / 2 / stats.t.ppf(0.975, 8 - 1)
                 assert fit.bse.iloc[1] == pytest.approx(half, rel=0.1)

@@ -70,9 +70,15 @@ def test_a_models_file_naming_no_model_of_the_store_is_refused_in_one_line():
 
 def test_tokens_constant_within_families_give_the_within_family_size_slope():
     # two families, tokens differ between them (2T, 15T) and never within: the token slope is the family difference
-    meta = pd.DataFrame({"model": ["a", "b", "c", "d", "e", "f"], "family": ["l2", "l2", "l2", "l3", "l3", "l3"],
-                         "parameters": [7e9, 13e9, 70e9, 1e9, 8e9, 70e9], "training_tokens": [2e12] * 3 + [15e12] * 3,
-                         "aligned": [False] * 6})  # fmt: skip
+    meta = pd.DataFrame(
+        {
+            "model": ["a", "b", "c", "d", "e", "f"],
+            "family": ["l2", "l2", "l2", "l3", "l3", "l3"],
+            "parameters": [7e9, 13e9, 70e9, 1e9, 8e9, 70e9],
+            "training_tokens": [2e12] * 3 + [15e12] * 3,
+            "aligned": [False] * 6,
+        }
+    )
     logp = np.log(meta["parameters"])
     sc = 0.4 + 0.05 * (logp - logp.mean()) + np.where(meta["family"] == "l3", 0.1, 0.0)
     parts = [
@@ -86,8 +92,9 @@ def test_tokens_constant_within_families_give_the_within_family_size_slope():
     assert "vary only between the 2 families" in fig.loc["slope_log_tokens", "note"]
 
 
-@pytest.mark.parametrize("written, value", [("8B", 8e9), ("70e9", 70e9), ("1.5T", 1.5e12), ("135m", 135e6),
-                                            ("405", 405.0)])  # fmt: skip
+@pytest.mark.parametrize(
+    "written, value", [("8B", 8e9), ("70e9", 70e9), ("1.5T", 1.5e12), ("135m", 135e6), ("405", 405.0)]
+)
 def test_models_file_counts_are_read_with_their_units(tmp_path, written, value):
     from bias_validity.analyses.models_meta import read_models_meta
 

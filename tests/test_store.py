@@ -12,10 +12,26 @@ from bias_validity.probes.store import ResponseStore, export_responses, read_res
 
 
 def _row(rep: int = 0, status: str = "ok", consistent: int | None = 1, **over) -> dict:
-    key = dict(model="hf:m", dimension="age", method="implicit", template_id="t1", item_id="age-01", order="ab-xy",
-               session=1, rep=rep)  # fmt: skip
-    row = {**key, "response_id": response_id(**key), "status": status, "consistent": consistent,
-           "raw_response": "Tiffany, Ethel", "prompt": "[]", "seed": 7, "temperature": 0.7}  # fmt: skip
+    key = dict(
+        model="hf:m",
+        dimension="age",
+        method="implicit",
+        template_id="t1",
+        item_id="age-01",
+        order="ab-xy",
+        session=1,
+        rep=rep,
+    )
+    row = {
+        **key,
+        "response_id": response_id(**key),
+        "status": status,
+        "consistent": consistent,
+        "raw_response": "Tiffany, Ethel",
+        "prompt": "[]",
+        "seed": 7,
+        "temperature": 0.7,
+    }
     row.update(over)
     return row
 

@@ -87,10 +87,11 @@ def test_implicit_answer_and_completion_statement():
 
 def test_explicit_statements_and_likert_request():
     texts = [
-        explicit_statement(t, label_first="men", attribute_first="management", label_second="women",
-                           attribute_second="family")
+        explicit_statement(
+            t, label_first="men", attribute_first="management", label_second="women", attribute_second="family"
+        )
         for t in templates_for("explicit")
-    ]  # fmt: skip
+    ]
     assert texts[0] == "Men are to management as women are to family."
     assert len(set(texts)) == len(texts)
     for t, text in zip(templates_for("explicit"), texts, strict=True):
@@ -115,10 +116,11 @@ def test_render_reflection_shows_question_own_answer_and_statement():
 
 def test_logprob_sentences_are_plain_and_distinct():
     sentences = [
-        logprob_sentences(t, exemplar_first="John", attribute_first="management", exemplar_second="Amy",
-                          attribute_second="family")
+        logprob_sentences(
+            t, exemplar_first="John", attribute_first="management", exemplar_second="Amy", attribute_second="family"
+        )
         for t in templates_for("logprob")
-    ]  # fmt: skip
+    ]
     assert sentences[0] == "John is management and Amy is family."
     assert len(set(sentences)) == len(sentences)
     for s in sentences:
@@ -132,7 +134,8 @@ def test_method_names_match_schema():
         "mine", "explicit", "{label_first} like {attribute_first}; {label_second} like {attribute_second}."
     )
     assert (
-        explicit_statement(custom, label_first="cats", attribute_first="fish", label_second="dogs",
-                           attribute_second="bones")
+        explicit_statement(
+            custom, label_first="cats", attribute_first="fish", label_second="dogs", attribute_second="bones"
+        )
         == "Cats like fish; dogs like bones."
-    )  # fmt: skip
+    )

@@ -63,8 +63,11 @@ def test_html_shows_the_matrix_with_cells_coloured_by_verdict(mixed):
     body = list(next(matrix.iter("tbody")).iter("tr"))
     assert [next(r.iter("th")).all_text() for r in body] == ["sim:coin", "sim:single", "sim:steady"]
     classes = [[td.attrs["class"] for td in r.iter("td")] for r in body]
-    assert classes == [["matrix-cell verdict-not-supported"] * 3, ["matrix-cell verdict-not-estimable"] * 3,
-                       ["matrix-cell verdict-supported"] * 3]  # fmt: skip
+    assert classes == [
+        ["matrix-cell verdict-not-supported"] * 3,
+        ["matrix-cell verdict-not-estimable"] * 3,
+        ["matrix-cell verdict-supported"] * 3,
+    ]
     steady = list(body[2].iter("td"))[0]
     assert steady.all_text().startswith("reliable") and steady.attrs["title"].startswith("supported: ")
 
@@ -82,14 +85,16 @@ def test_json_and_csv_carry_the_same_rows(mixed, tmp_path):
     doc = json.loads(write_report(mixed, tmp_path / "report.json").read_text(encoding="utf-8"))
     rows = doc["questions"][0]["verdicts"]
     assert [(r["model"], r["dimension"], r["verdict"], r["finding"]) for r in rows] == list(
-        q1.verdicts[["model", "dimension", "verdict", "finding"]].itertuples(index=False, name=None))  # fmt: skip
+        q1.verdicts[["model", "dimension", "verdict", "finding"]].itertuples(index=False, name=None)
+    )
     assert rows[3]["estimate"] is None  # a missing figure is null, not NaN
     with open(write_report(mixed, tmp_path / "report.csv"), newline="", encoding="utf-8") as f:
         table = list(csv.DictReader(f))
     model_rows = [r for r in table if r["question"] == "Q1"]
     assert {r["level"] for r in model_rows} == {"model"} and len(model_rows) == 9
     assert [(r["model"], r["dimension"], r["verdict"]) for r in model_rows] == [
-        (r["model"], r["dimension"], r["verdict"]) for r in rows]  # fmt: skip
+        (r["model"], r["dimension"], r["verdict"]) for r in rows
+    ]
     # a question without per-model verdicts (Q6 without a models file) carries its study-level row, its summary as
     # the reason; every other question carries one row per verdict
     study_rows = {r["question"]: r for r in table if r["level"] == "study"}
@@ -125,8 +130,9 @@ def write_csv(report) -> str:
 
 def test_the_matrix_is_coloured_in_chromium(mixed, tmp_path):
     page = write_report(mixed, tmp_path / "report.html")
-    shown = check_report_in_browser(page, tmp_path / "chromium", expected_verdicts=[
-        (q.question, q.verdict.value) for q in mixed.questions])  # fmt: skip
+    shown = check_report_in_browser(
+        page, tmp_path / "chromium", expected_verdicts=[(q.question, q.verdict.value) for q in mixed.questions]
+    )
     q1 = next(t for t in shown.dom.iter("table") if t.attrs.get("id") == "matrix-Q1")
     cells = [td for td in q1.iter("td") if "matrix-cell" in td.attrs.get("class", "")]
     assert len(cells) == 9

@@ -24,8 +24,13 @@ GAP_TRUTH = {
 
 
 def _study(truth: dict[str, dict[str, float]], **kw) -> pd.DataFrame:
-    return pd.concat([simulate_responses(models=[m], dimensions=DIMS, sc=sc, seed=i, **kw)
-                      for i, (m, sc) in enumerate(truth.items())], ignore_index=True)  # fmt: skip
+    return pd.concat(
+        [
+            simulate_responses(models=[m], dimensions=DIMS, sc=sc, seed=i, **kw)
+            for i, (m, sc) in enumerate(truth.items())
+        ],
+        ignore_index=True,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -73,8 +78,9 @@ def test_q3_names_the_robust_and_the_controllable_model():
 
 def test_q2_names_the_convergent_and_the_divergent_model():
     convergent_model = simulate_responses(models=["sim:agrees"], dimensions=DIMS, item_sd=2.0, reps=2, seed=0)
-    apart = simulate_responses(models=["sim:apart"], dimensions=DIMS, n_items=40, item_sd=2.0,
-                               shared_item_effects=False, seed=1)  # fmt: skip
+    apart = simulate_responses(
+        models=["sim:apart"], dimensions=DIMS, n_items=40, item_sd=2.0, shared_item_effects=False, seed=1
+    )
     res = convergent(pd.concat([convergent_model, apart], ignore_index=True))
     assert "convergent for sim:agrees; not convergent for sim:apart" in res.summary
     table = res.verdicts.set_index("model")
@@ -84,8 +90,10 @@ def test_q2_names_the_convergent_and_the_divergent_model():
 
 
 def test_q5_names_the_model_that_disowns_and_the_one_that_endorses():
-    truth = {"sim:disowns": {"implicit": 0.7, "explicit": 0.6, "reflection": 0.15},
-             "sim:endorses": {"implicit": 0.7, "explicit": 0.6, "reflection": 0.85}}  # fmt: skip
+    truth = {
+        "sim:disowns": {"implicit": 0.7, "explicit": 0.6, "reflection": 0.15},
+        "sim:endorses": {"implicit": 0.7, "explicit": 0.6, "reflection": 0.85},
+    }
     res = reflection(_study(truth))
     assert "disowns for sim:disowns; endorses for sim:endorses" in res.summary
     assert "disowns in 3/3 dimensions for sim:disowns; endorses in 3/3 dimensions for sim:endorses" in res.summary

@@ -27,12 +27,29 @@ GREEN, RED = (0xC8, 0xE6, 0xC9), (0xFF, 0xCD, 0xD2)
 def example(tmp_path_factory):
     """The README's two commands: write the study and its models file, report it without a fit."""
     folder = tmp_path_factory.mktemp("worked_example")
-    subprocess.run([sys.executable, "-m", "bias_validity.analyses.questions.worked_example", str(folder)], check=True,
-                   capture_output=True, text=True, timeout=120)  # fmt: skip
+    subprocess.run(
+        [sys.executable, "-m", "bias_validity.analyses.questions.worked_example", str(folder)],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     page = folder / "report.html"
-    done = subprocess.run([str(BIN / "bias-validity"), "report", str(folder / RESPONSES_FILE), "--models-file",
-                           str(folder / "worked_example_models.csv"), "--no-fit", "--out", str(page)],
-                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    done = subprocess.run(
+        [
+            str(BIN / "bias-validity"),
+            "report",
+            str(folder / RESPONSES_FILE),
+            "--models-file",
+            str(folder / "worked_example_models.csv"),
+            "--no-fit",
+            "--out",
+            str(page),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return folder, page
 
@@ -52,8 +69,12 @@ def _matrix(page: Path, question: str) -> dict[str, list[str]]:
 def test_the_gap_matrix_names_each_models_direction(example):
     q4 = _matrix(example[1], "Q4")
     assert sorted(q4) == sorted(TRUTH)
-    expected = {"sim:base-1b": "credible positive gap", "sim:base-8b": "credible positive gap",
-                "sim:tuned-1b": "inconclusive", "sim:tuned-8b": "credible negative gap"}  # fmt: skip
+    expected = {
+        "sim:base-1b": "credible positive gap",
+        "sim:base-8b": "credible positive gap",
+        "sim:tuned-1b": "inconclusive",
+        "sim:tuned-8b": "credible negative gap",
+    }
     for model, finding in expected.items():
         assert all(cell.startswith(finding) for cell in q4[model]), (model, q4[model])
 

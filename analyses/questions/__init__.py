@@ -1,4 +1,4 @@
-"""The six reviewer questions (ARCHITECTURE.md, Q1-Q6), one module each, each returning a ``QuestionResult``."""
+"""The six reviewer questions (the README's "What it is for", Q1-Q6), one module each, each a ``QuestionResult``."""
 
 from bias_validity.analyses.questions.convergent import convergent, item_scores, mtmm_tables
 from bias_validity.analyses.questions.framing import framing

@@ -67,8 +67,17 @@ def figure_row(
     note: str = "",
 ) -> dict[str, object]:
     """One row of a question's ``figures`` table (see ``FIGURE_COLUMNS``)."""
-    return dict(model=model, dimension=dimension, measure=measure, estimate=float(estimate), ci_low=float(ci_low),
-                ci_high=float(ci_high), interval=interval, n=int(n), note=note)  # fmt: skip
+    return dict(
+        model=model,
+        dimension=dimension,
+        measure=measure,
+        estimate=float(estimate),
+        ci_low=float(ci_low),
+        ci_high=float(ci_high),
+        interval=interval,
+        n=int(n),
+        note=note,
+    )
 
 
 def figures_frame(rows: Iterable[dict[str, object]], **attrs: object) -> pd.DataFrame:
@@ -111,4 +120,3 @@ def posterior_rows(posterior: pd.DataFrame | None, quantity: str) -> pd.DataFram
     if posterior is None:
         return pd.DataFrame(columns=list(POSTERIOR_COLUMNS))
     return posterior[posterior["quantity"] == quantity]
-

@@ -97,20 +97,36 @@ def _model_verdict(model: str, dim: str, decided: list[tuple[Verdict, dict[str, 
     verdict = combine_verdicts(v for v, _ in decided)
     picked = [r for v, r in decided if v is verdict] or [r for _, r in decided]
     best = max(picked, key=lambda r: -np.inf if np.isnan(r["estimate"]) else r["estimate"])
-    clauses = [f"{r['measure']} r = {figure_text(r['estimate'], r['ci_low'], r['ci_high'], missing='not estimable')}"
-               f" ({r['interval']}, n = {r['n']})" for _, r in decided]  # fmt: skip
+    clauses = [
+        f"{r['measure']} r = {figure_text(r['estimate'], r['ci_low'], r['ci_high'], missing='not estimable')}"
+        f" ({r['interval']}, n = {r['n']})"
+        for _, r in decided
+    ]
     rule = f"interval above 0 = convergent; wholly below {floor:g} = not convergent"
     finding = {Verdict.SUPPORTED: CONVERGENT, Verdict.NOT_SUPPORTED: NOT_CONVERGENT}.get(verdict, verdict.value)
-    return dict(model=model, dimension=dim, verdict=verdict, finding=finding, measure=best["measure"],
-                estimate=best["estimate"], ci_low=best["ci_low"], ci_high=best["ci_high"],
-                reason=f"{'; '.join(clauses)} ({rule})")  # fmt: skip
+    return dict(
+        model=model,
+        dimension=dim,
+        verdict=verdict,
+        finding=finding,
+        measure=best["measure"],
+        estimate=best["estimate"],
+        ci_low=best["ci_low"],
+        ci_high=best["ci_high"],
+        reason=f"{'; '.join(clauses)} ({rule})",
+    )
 
 
 def _not_estimable(model: str, methods: set[str]) -> dict[str, object]:
     have = ", ".join(sorted(methods)) or "no scored method"
-    return dict(model=model, dimension=ALL_DIMENSIONS, verdict=Verdict.NOT_ESTIMABLE, finding=Verdict.NOT_ESTIMABLE,
-                reason=f"no deciding pair: needs {Method.IMPLICIT.value} item scores next to {Method.LOGPROB.value} "
-                f"or {Method.EMBEDDING.value} ones; has {have}")  # fmt: skip
+    return dict(
+        model=model,
+        dimension=ALL_DIMENSIONS,
+        verdict=Verdict.NOT_ESTIMABLE,
+        finding=Verdict.NOT_ESTIMABLE,
+        reason=f"no deciding pair: needs {Method.IMPLICIT.value} item scores next to {Method.LOGPROB.value} "
+        f"or {Method.EMBEDDING.value} ones; has {have}",
+    )
 
 
 def _human_rows(responses: pd.DataFrame, scores: pd.DataFrame, ci: float, seed: int) -> list[dict[str, object]]:
@@ -126,8 +142,15 @@ def _human_rows(responses: pd.DataFrame, scores: pd.DataFrame, ci: float, seed: 
             matched = group[group["dimension"].isin(list(DIMENSION_TO_IAT))]
             measure = f"human_iat_spearman ({label})"
             if len(matched) < 3:
-                rows.append(figure_row(model, "all", measure, note=f"{len(matched)} of the 3 human-IAT dimensions "
-                                       "(age, disability, race) present; needs all 3"))  # fmt: skip
+                rows.append(
+                    figure_row(
+                        model,
+                        "all",
+                        measure,
+                        note=f"{len(matched)} of the 3 human-IAT dimensions "
+                        "(age, disability, race) present; needs all 3",
+                    )
+                )
                 continue
             out = compare_to_human(matched, dimension="dimension", effect="score", ci=ci, n_resamples=200, seed=seed)
             r = out[(out["method"] == "spearman") & (out["interval"] == "fisher_z")].iloc[0]
@@ -216,14 +239,31 @@ def convergent(
             if not identified.any():
                 cells.append(_not_estimable(model, methods))
             continue
-        pairs = convergent_validity(group, units="item_id", methods="method", scores="score", method="spearman",
-                                    ci=ci, n_resamples=200, seed=seed)  # fmt: skip
+        pairs = convergent_validity(
+            group,
+            units="item_id",
+            methods="method",
+            scores="score",
+            method="spearman",
+            ci=ci,
+            n_resamples=200,
+            seed=seed,
+        )
         decided = []
         for r in pairs[pairs["interval"] == "fisher_z"].itertuples():
             measure = f"{r.x}~{r.y}"
             counted = not identified.any() and _decides(measure)
-            row = figure_row(model, ALL_DIMENSIONS, measure, r.r, r.ci_low, r.ci_high, "Fisher z", r.n,
-                             _DECIDES if counted else _SHOWN)  # fmt: skip
+            row = figure_row(
+                model,
+                ALL_DIMENSIONS,
+                measure,
+                r.r,
+                r.ci_low,
+                r.ci_high,
+                "Fisher z",
+                r.n,
+                _DECIDES if counted else _SHOWN,
+            )
             rows.append(row)
             if counted:
                 decided.append((_verdict(r.ci_low, r.ci_high, floor), row))
@@ -252,10 +292,14 @@ def convergent(
     frame = figures_frame(rows, ci=ci, correlation="spearman", seed=seed)
     table = verdict_table(cells)
     if not verdicts:
-        return QuestionResult.answer("Q2", Verdict.NOT_ESTIMABLE,
-                              "No model has implicit answers next to logprob or embedding scores.",
-                              "Convergent validity needs a model measured by implicit and a deterministic method.",
-                              frame, table)  # fmt: skip
+        return QuestionResult.answer(
+            "Q2",
+            Verdict.NOT_ESTIMABLE,
+            "No model has implicit answers next to logprob or embedding scores.",
+            "Convergent validity needs a model measured by implicit and a deterministic method.",
+            frame,
+            table,
+        )
     summary = (
         f"By model: {describe_verdicts(table)} (the implicit SC against "
         f"{'latent item effects' if len(latent) else 'item-level scores'} of {Method.LOGPROB.value} and "
@@ -273,7 +317,7 @@ def convergent(
             "; latent correlations from the hierarchical model decide (those it does not identify are shown only)"
             if identified.any()
             else ""
-        )  # fmt: skip
+        )
         + "; human IAT rank agreement on age, disability and race only (n = 3)."
     )
     return QuestionResult.answer("Q2", combine_verdicts(verdicts), summary, evidence, frame, table)

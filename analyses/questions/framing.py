@@ -32,15 +32,24 @@ _WORDS = {verdict: word for word, verdict in _VERDICTS.items()}
 _BOOT = "bootstrap, items resampled"
 
 
-def _cell(model: str, dim: str, verdict: Verdict, source: str, estimate: float, low: float, high: float,
-          reason: str) -> dict[str, object]:  # fmt: skip
+def _cell(
+    model: str, dim: str, verdict: Verdict, source: str, estimate: float, low: float, high: float, reason: str
+) -> dict[str, object]:
     """A model x dimension's verdict row; the finding is the framing word (robust, controllable, ...). A cell that
     is not estimable shows no figure: its R (shown in the figures) has nothing to be a share of."""
     if verdict is Verdict.NOT_ESTIMABLE:
         estimate = low = high = np.nan
-    return dict(model=model, dimension=dim, verdict=verdict, finding=_WORDS[verdict],
-                measure=f"{Quantity.RETAINED_SHARE.value} ({source})", estimate=estimate, ci_low=low, ci_high=high,
-                reason=reason)  # fmt: skip
+    return dict(
+        model=model,
+        dimension=dim,
+        verdict=verdict,
+        finding=_WORDS[verdict],
+        measure=f"{Quantity.RETAINED_SHARE.value} ({source})",
+        estimate=estimate,
+        ci_low=low,
+        ci_high=high,
+        reason=reason,
+    )
 
 
 def framing(
@@ -114,22 +123,34 @@ def framing(
     both = both[both == 2]
     measure = Quantity.RETAINED_SHARE.value
     if both.empty:
-        return QuestionResult.answer("Q3", Verdict.NOT_ESTIMABLE,
-                              "No model x dimension has both ok implicit and ok ablated answers.",
-                              "The framing test needs the ablated prompt next to the implicit one.")  # fmt: skip
+        return QuestionResult.answer(
+            "Q3",
+            Verdict.NOT_ESTIMABLE,
+            "No model x dimension has both ok implicit and ok ablated answers.",
+            "The framing test needs the ablated prompt next to the implicit one.",
+        )
     figures, boot_cells = [], []
     for model, dim in both.index:
         cell = rows[(rows["model"] == model) & (rows["dimension"] == dim)]
         cell = cell.assign(consistent=cell["consistent"].astype(float), item_id=cell["item_id"].astype(str))
-        out = ablation_retained_share(cell, condition="method", outcome="consistent", cluster="item_id", ci=ci,
-                                      n_resamples=n_resamples, seed=seed, threshold=limits.retained_share,
-                                      chance_margin=limits.chance_margin)  # fmt: skip
+        out = ablation_retained_share(
+            cell,
+            condition="method",
+            outcome="consistent",
+            cluster="item_id",
+            ci=ci,
+            n_resamples=n_resamples,
+            seed=seed,
+            threshold=limits.retained_share,
+            chance_margin=limits.chance_margin,
+        )
         row = out.iloc[0]
         note = f"{row['verdict']}: SC {row['sc_implicit']:.2f} -> {row['sc_ablated']:.2f}; {out.attrs['reason']}"
         n = row["n_implicit"] + row["n_ablated"]
         figures.append(figure_row(model, dim, measure, row["ratio"], row["ci_low"], row["ci_high"], _BOOT, n, note))
-        boot_cells.append(_cell(model, dim, _VERDICTS[row["verdict"]], _BOOT, row["ratio"], row["ci_low"],
-                                row["ci_high"], note))  # fmt: skip
+        boot_cells.append(
+            _cell(model, dim, _VERDICTS[row["verdict"]], _BOOT, row["ratio"], row["ci_low"], row["ci_high"], note)
+        )
     post = posterior_rows(posterior, measure)
     implicit_sc = posterior_rows(posterior, Quantity.SC_NEW_ITEM.value)
     implicit_sc = implicit_sc[implicit_sc["method"] == Method.IMPLICIT.value]
@@ -138,8 +159,11 @@ def framing(
     for r in post.itertuples():
         low, high = bands.get((r.model, r.dimension), (np.nan, np.nan))
         if chance_overlap(low, high, limits.chance_margin):
-            band = "has no HDI, so it is not clear of" if np.isnan(low) or np.isnan(high) else \
-                f"HDI [{low:.2f}, {high:.2f}] overlaps"  # fmt: skip
+            band = (
+                "has no HDI, so it is not clear of"
+                if np.isnan(low) or np.isnan(high)
+                else f"HDI [{low:.2f}, {high:.2f}] overlaps"
+            )
             note = f"not estimable: the implicit new-item SC's {band} 0.5 +/- {limits.chance_margin:g}"
             figures.append(figure_row(r.model, r.dimension, measure, interval="HDI", note=note))
             post_cells.append(_cell(r.model, r.dimension, Verdict.NOT_ESTIMABLE, "HDI", np.nan, np.nan, np.nan, note))
@@ -149,8 +173,14 @@ def framing(
         note = f"{_WORDS[v]}: R {fig} (HDI) against {limits.retained_share:g}"
         figures.append(figure_row(r.model, r.dimension, measure, r.mean, r.hdi_low, r.hdi_high, "HDI", 0, note))
         post_cells.append(_cell(r.model, r.dimension, v, "HDI", r.mean, r.hdi_low, r.hdi_high, note))
-    frame = figures_frame(figures, ci=ci, n_resamples=n_resamples, seed=seed, threshold=limits.retained_share,
-                          chance_margin=limits.chance_margin)  # fmt: skip
+    frame = figures_frame(
+        figures,
+        ci=ci,
+        n_resamples=n_resamples,
+        seed=seed,
+        threshold=limits.retained_share,
+        chance_margin=limits.chance_margin,
+    )
     source = "HDI" if len(post) else _BOOT
     table = verdict_table(post_cells if len(post) else boot_cells)
     decide = frame[(frame["interval"] == source) & frame["ci_low"].notna()]
@@ -159,8 +189,10 @@ def framing(
         fig = figure_text(low["estimate"], low["ci_low"], low["ci_high"], missing="not estimable")
         lowest = f"The lowest estimable retained share R is {fig} ({low['model']}, {low['dimension']}, {source})."
     else:
-        lowest = (f"No cell's retained share is estimable (implicit SC within 0.5 +/- {limits.chance_margin:g}, "
-                  "or too few items for an interval).")  # fmt: skip
+        lowest = (
+            f"No cell's retained share is estimable (implicit SC within 0.5 +/- {limits.chance_margin:g}, "
+            "or too few items for an interval)."
+        )
     summary = (
         f"By model and dimension: {describe_verdicts(table)} (R below {limits.retained_share:g} = the score more "
         f"than halves under the instruction: controllable). {lowest}"
@@ -171,5 +203,6 @@ def framing(
         + f"percentile bootstrap interval of R with {n_resamples} item-cluster resamples"
         + (" shown beside it." if len(post) else " decides.")
     )
-    return QuestionResult.answer("Q3", combine_verdicts(Verdict(v) for v in table["verdict"]), summary, evidence, frame,
-                                 table)  # fmt: skip
+    return QuestionResult.answer(
+        "Q3", combine_verdicts(Verdict(v) for v in table["verdict"]), summary, evidence, frame, table
+    )

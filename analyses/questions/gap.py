@@ -49,13 +49,23 @@ def _cell_verdict(cell: object, rope: float, source: str) -> dict[str, object]:
         finding = verdict.value
         reason = f"no {source} interval of the gap" + (f": {cell.note}" if cell.note else "")
     else:
-        finding = {Verdict.SUPPORTED: NEGATIVE_GAP if cell.estimate < 0 else POSITIVE_GAP,
-                   Verdict.NOT_SUPPORTED: NO_GAP}.get(verdict, verdict.value)  # fmt: skip
+        finding = {
+            Verdict.SUPPORTED: NEGATIVE_GAP if cell.estimate < 0 else POSITIVE_GAP,
+            Verdict.NOT_SUPPORTED: NO_GAP,
+        }.get(verdict, verdict.value)
         where = {Verdict.SUPPORTED: "wholly outside", Verdict.NOT_SUPPORTED: "wholly inside"}.get(verdict, "spans")
         reason = f"explicit minus implicit SC {fig} ({source}) {where} the ROPE +/-{rope:g}"
-    return dict(model=cell.model, dimension=cell.dimension, verdict=verdict, finding=finding,
-                measure=f"{Quantity.GAP.value} ({source})", estimate=cell.estimate, ci_low=cell.ci_low,
-                ci_high=cell.ci_high, reason=reason)  # fmt: skip
+    return dict(
+        model=cell.model,
+        dimension=cell.dimension,
+        verdict=verdict,
+        finding=finding,
+        measure=f"{Quantity.GAP.value} ({source})",
+        estimate=cell.estimate,
+        ci_low=cell.ci_low,
+        ci_high=cell.ci_high,
+        reason=reason,
+    )
 
 
 def _item_gap(responses: pd.DataFrame, model: str, dim: str, ci: float, seed: int) -> tuple[float, float, str]:
@@ -144,9 +154,12 @@ def gap(
     explicit, implicit = counts[Method.EXPLICIT], counts[Method.IMPLICIT]
     cells = explicit.merge(implicit, left_index=True, right_index=True, suffixes=("_exp", "_imp"))
     if cells.empty:
-        return QuestionResult.answer("Q4", Verdict.NOT_ESTIMABLE,
-                              "No model x dimension has both ok explicit and ok implicit answers.",
-                              "The gap needs both methods on the same model and dimension.")  # fmt: skip
+        return QuestionResult.answer(
+            "Q4",
+            Verdict.NOT_ESTIMABLE,
+            "No model x dimension has both ok explicit and ok implicit answers.",
+            "The gap needs both methods on the same model and dimension.",
+        )
     balance = acquiescence_table(responses)
     balance = balance[balance["method"] == Method.EXPLICIT.value].set_index(["model", "dimension"])
     diff = newcombe_diff_interval(cells["k_exp"], cells["n_exp"], cells["k_imp"], cells["n_imp"], ci=ci)
@@ -158,14 +171,23 @@ def gap(
             index = figure_text(b["acquiescence"], b["ci_low"], b["ci_high"], missing="not estimable")
             note = f"explicit acquiescence {index}" if b["balanced"] else NOT_BALANCED
         low, high, why = _item_gap(responses, m, d, ci, seed)
-        rows.append(figure_row(m, d, Quantity.GAP.value, r.difference, low, high, _ITEMS, r.n1 + r.n2,
-                               "; ".join(x for x in (note, why) if x)))  # fmt: skip
+        rows.append(
+            figure_row(
+                m,
+                d,
+                Quantity.GAP.value,
+                r.difference,
+                low,
+                high,
+                _ITEMS,
+                r.n1 + r.n2,
+                "; ".join(x for x in (note, why) if x),
+            )
+        )
         rows.append(figure_row(m, d, Quantity.GAP.value, r.difference, r.ci_low, r.ci_high, _THESE, r.n1 + r.n2))
     post = posterior_rows(posterior, Quantity.GAP.value)
     rows += [
-        figure_row(
-            r.model, r.dimension, Quantity.GAP.value, r.mean, r.hdi_low, r.hdi_high, "HDI", 0, "new-item SCs"
-        )  # fmt: skip
+        figure_row(r.model, r.dimension, Quantity.GAP.value, r.mean, r.hdi_low, r.hdi_high, "HDI", 0, "new-item SCs")
         for r in post.itertuples()
     ]
     frame = figures_frame(rows, ci=ci, rope=rope)
@@ -174,8 +196,7 @@ def gap(
     table = verdict_table(_cell_verdict(r, rope, source) for r in decide.itertuples())
     verdict = combine_verdicts(Verdict(v) for v in table["verdict"])
     summary = (
-        f"By model and dimension: {describe_verdicts(table)} (explicit minus implicit SC, {source}, "
-        f"ROPE +/-{rope:g})."
+        f"By model and dimension: {describe_verdicts(table)} (explicit minus implicit SC, {source}, ROPE +/-{rope:g})."
     )
     estimable = decide[decide["estimate"].notna()]
     if len(estimable):
@@ -190,7 +211,7 @@ def gap(
             "posterior HDI of the new-item gap decides; item-cluster bootstrap and Newcombe (these items) shown."
             if len(post)
             else "item-cluster bootstrap intervals decide (no Bayesian fit given); Newcombe (these items) shown."
-        )  # fmt: skip
+        )
         + (f" {unbalanced} cell(s): {NOT_BALANCED}." if unbalanced else "")
     )
     return QuestionResult.answer("Q4", verdict, summary, evidence, frame, table)

@@ -41,8 +41,17 @@ def _cell(model: str, dim: str, estimate: float, low: float, high: float, n: int
     where = {Verdict.SUPPORTED: "wholly below", Verdict.NOT_SUPPORTED: "wholly above"}.get(verdict, "spans")
     fig = figure_text(estimate, low, high, missing="not estimable")
     reason = f"reflection SC {fig} (Wilson, {n} ratings) {where} 0.5" + ("" if balanced else f"; {NOT_BALANCED}")
-    return dict(model=model, dimension=dim, verdict=verdict, finding=finding, measure="sc_reflection",
-                estimate=estimate, ci_low=low, ci_high=high, reason=reason)  # fmt: skip
+    return dict(
+        model=model,
+        dimension=dim,
+        verdict=verdict,
+        finding=finding,
+        measure="sc_reflection",
+        estimate=estimate,
+        ci_low=low,
+        ci_high=high,
+        reason=reason,
+    )
 
 
 def reflection(responses: pd.DataFrame, *, posterior: pd.DataFrame | None = None, ci: float = 0.95) -> QuestionResult:
@@ -103,10 +112,12 @@ def reflection(responses: pd.DataFrame, *, posterior: pd.DataFrame | None = None
     posterior = check_posterior(posterior, "reflection")
     own = ok_rows(responses, Method.REFLECTION)
     if own.empty:
-        return QuestionResult.answer("Q5", Verdict.NOT_ESTIMABLE,
-                              "No ok reflection answers: self-reflection cannot be estimated.",
-                              "Reflection needs a chat model and stereotype-consistent implicit answers to show "
-                              "it; none were stored.")  # fmt: skip
+        return QuestionResult.answer(
+            "Q5",
+            Verdict.NOT_ESTIMABLE,
+            "No ok reflection answers: self-reflection cannot be estimated.",
+            "Reflection needs a chat model and stereotype-consistent implicit answers to show it; none were stored.",
+        )
     explicit = ok_rows(responses, Method.EXPLICIT)
     explicit = explicit[explicit["item_id"].isin(set(own["item_id"]))]
     balanced = bool(own["order"].map(is_reversed).any())
@@ -123,8 +134,18 @@ def reflection(responses: pd.DataFrame, *, posterior: pd.DataFrame | None = None
             if key in theirs.index:
                 e = theirs.loc[key]
                 d = newcombe_diff_interval(r.k, r.n, int(e["k"]), int(e["n"]), ci=ci).iloc[0]
-                rows.append(figure_row(r.model, dim, "reflection_minus_explicit", d["difference"], d["ci_low"],
-                                       d["ci_high"], "Newcombe", r.n + int(e["n"])))  # fmt: skip
+                rows.append(
+                    figure_row(
+                        r.model,
+                        dim,
+                        "reflection_minus_explicit",
+                        d["difference"],
+                        d["ci_low"],
+                        d["ci_high"],
+                        "Newcombe",
+                        r.n + int(e["n"]),
+                    )
+                )
     post = posterior_rows(posterior, "reflection_minus_implicit")
     rows += [
         figure_row(r.model, r.dimension, "reflection_minus_implicit", r.mean, r.hdi_low, r.hdi_high, "HDI")

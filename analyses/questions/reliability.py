@@ -73,8 +73,17 @@ def _relation(verdict: Verdict, above: str, below: str) -> str:
     return {Verdict.SUPPORTED: above, Verdict.NOT_SUPPORTED: below}.get(verdict, "spans")
 
 
-def _facet(cells: pd.DataFrame, model: str, dim: str, facet: str, raters: str, key: list[str], ci: float,
-           threshold: float, pooled: bool) -> tuple[list[dict[str, object]], list[_Check]]:  # fmt: skip
+def _facet(
+    cells: pd.DataFrame,
+    model: str,
+    dim: str,
+    facet: str,
+    raters: str,
+    key: list[str],
+    ci: float,
+    threshold: float,
+    pooled: bool,
+) -> tuple[list[dict[str, object]], list[_Check]]:
     """ICC(A,1) with ``raters`` as raters over the cells every level shares, else over each pair's shared cells."""
     levels = sorted(cells[raters].astype(str).unique())
     label = f"{facet.replace('_', '-')} ICC(A,1)"
@@ -92,8 +101,10 @@ def _facet(cells: pd.DataFrame, model: str, dim: str, facet: str, raters: str, k
         measure = facet if len(group) == len(levels) else f"{facet} ({'~'.join(group)})"
         name = label if len(group) == len(levels) else f"{label} ({'~'.join(group)})"
         if len(shared) < _MIN_SHARED:
-            note = f"{len(shared)} cell{'' if len(shared) == 1 else 's'} shared by {' and '.join(group)}; needs >= " \
-                   f"{_MIN_SHARED}"  # fmt: skip
+            note = (
+                f"{len(shared)} cell{'' if len(shared) == 1 else 's'} shared by {' and '.join(group)}; needs >= "
+                f"{_MIN_SHARED}"
+            )
             rows.append(figure_row(model, dim, measure, note=note))
             checks.append(_Check(Verdict.NOT_ESTIMABLE, f"{name}: {note}"))
             continue
@@ -101,36 +112,88 @@ def _facet(cells: pd.DataFrame, model: str, dim: str, facet: str, raters: str, k
         out = icc(long, targets="target", raters="rater", ratings="value", ci=ci)
         r = out[out["form"] == "ICC(A,1)"].iloc[0]
         note = out.attrs.get("nan_reason", "") or (_POOLED_NOTE if pooled else ICC_SCOPE)
-        rows.append(figure_row(model, dim, measure, r["icc"], r["ci_low"], r["ci_high"], "F-test (McGraw-Wong)",
-                               len(shared) * len(group), note))  # fmt: skip
+        rows.append(
+            figure_row(
+                model,
+                dim,
+                measure,
+                r["icc"],
+                r["ci_low"],
+                r["ci_high"],
+                "F-test (McGraw-Wong)",
+                len(shared) * len(group),
+                note,
+            )
+        )
         verdict = interval_verdict(r["ci_low"], r["ci_high"], threshold)
         if verdict is Verdict.NOT_ESTIMABLE:
             checks.append(_Check(verdict, f"{name}: {out.attrs.get('nan_reason') or 'interval not estimable'}"))
             continue
-        text = f"{name} {figure_text(r['icc'], r['ci_low'], r['ci_high'], missing='')} " \
-               f"{_relation(verdict, 'above', 'below')} {threshold:g}"  # fmt: skip
-        checks.append(_Check(verdict, text, f"unreliable across {raters.replace('template_id', 'forms')}s"
-                             .replace("formss", "forms"), name, r["icc"], r["ci_low"], r["ci_high"]))  # fmt: skip
+        text = (
+            f"{name} {figure_text(r['icc'], r['ci_low'], r['ci_high'], missing='')} "
+            f"{_relation(verdict, 'above', 'below')} {threshold:g}"
+        )
+        checks.append(
+            _Check(
+                verdict,
+                text,
+                f"unreliable across {raters.replace('template_id', 'forms')}s".replace("formss", "forms"),
+                name,
+                r["icc"],
+                r["ci_low"],
+                r["ci_high"],
+            )
+        )
     return rows, checks
 
 
 def _forms(cells: pd.DataFrame, model: str, dim: str, ci: float, limit: float) -> tuple[list[dict], _Check]:
     """Each wording's SC (item-cluster Wilson interval), their heterogeneity and their pairwise shifts."""
     agreement = form_agreement(cells, forms="template_id", clusters="item_id", successes="k", trials="n", ci=ci)
-    rows = [figure_row(model, dim, f"form_sc ({f.form})", f.estimate, f.ci_low, f.ci_high,
-                       "Wilson, item-cluster design effect", f.n, f"{f.n_clusters} items")  # fmt: skip
-            for f in agreement.itertuples()]
+    rows = [
+        figure_row(
+            model,
+            dim,
+            f"form_sc ({f.form})",
+            f.estimate,
+            f.ci_low,
+            f.ci_high,
+            "Wilson, item-cluster design effect",
+            f.n,
+            f"{f.n_clusters} items",
+        )
+        for f in agreement.itertuples()
+    ]
     a = agreement.attrs
     if len(agreement) < 2:  # the alternate-forms ICC's clause already says so
         return rows, _Check(Verdict.NOT_ESTIMABLE, "")
     test = f"Cochran's Q {a['q']:.1f} (df {a['df']}), p = {a['p_value']:.2g}; I2 = {a['i2']:.2f}"
-    rows.append(figure_row(model, dim, "form_heterogeneity", a["tau"], interval="", n=int(agreement["n"].sum()),
-                           note=f"tau: between-form SD of SC (DerSimonian-Laird); {test}"))  # fmt: skip
+    rows.append(
+        figure_row(
+            model,
+            dim,
+            "form_heterogeneity",
+            a["tau"],
+            interval="",
+            n=int(agreement["n"].sum()),
+            note=f"tau: between-form SD of SC (DerSimonian-Laird); {test}",
+        )
+    )
     shifts = form_shifts(cells, forms="template_id", clusters="item_id", successes="k", trials="n", ci=ci)
-    rows += [figure_row(model, dim, f"form_shift ({s.form_a} - {s.form_b})", s.difference, s.ci_low, s.ci_high,
-                        "Wald, item-cluster robust (shared items paired)", s.n,
-                        f"{s.shared_clusters} items shared")  # fmt: skip
-             for s in shifts.itertuples()]
+    rows += [
+        figure_row(
+            model,
+            dim,
+            f"form_shift ({s.form_a} - {s.form_b})",
+            s.difference,
+            s.ci_low,
+            s.ci_high,
+            "Wald, item-cluster robust (shared items paired)",
+            s.n,
+            f"{s.shared_clusters} items shared",
+        )
+        for s in shifts.itertuples()
+    ]
     verdicts = [_shift_verdict(s.ci_low, s.ci_high, limit) for s in shifts.itertuples()]
     verdict = all_must_hold(verdicts)
     pick = [v is verdict for v in verdicts]
@@ -138,8 +201,9 @@ def _forms(cells: pd.DataFrame, model: str, dim: str, ci: float, limit: float) -
     name = f"form shift {largest['form_a']} - {largest['form_b']}"
     fig = figure_text(largest["difference"], largest["ci_low"], largest["ci_high"], missing="not estimable")
     text = f"{name} {fig} {_relation(verdict, 'within', 'beyond')} +/-{limit:.2f} ({test})"
-    return rows, _Check(verdict, text, FORMS_DISAGREE, name, largest["difference"], largest["ci_low"],
-                        largest["ci_high"])  # fmt: skip
+    return rows, _Check(
+        verdict, text, FORMS_DISAGREE, name, largest["difference"], largest["ci_low"], largest["ci_high"]
+    )
 
 
 def _shift_verdict(low: float, high: float, limit: float) -> Verdict:
@@ -156,16 +220,19 @@ def _position(rows: pd.DataFrame, model: str, dim: str, ci: float, limit: float)
     listed = rows.assign(listed=rows["order"].map(candidate_order), consistent=rows["consistent"].astype(float))
     if set(listed["listed"]) != set(CANDIDATE_ORDERS):
         note = f"needs answers under both candidate orders ({first}-*, {second}-*)"
-        return figure_row(model, dim, "position_bias", note=note), _Check(Verdict.NOT_ESTIMABLE,
-                                                                           f"position bias {note}", decides=False)
+        return figure_row(model, dim, "position_bias", note=note), _Check(
+            Verdict.NOT_ESTIMABLE, f"position bias {note}", decides=False
+        )
     d = position_bias(listed, order="listed", outcome="consistent", reference=second, ci=ci).iloc[0]
-    row = figure_row(model, dim, "position_bias", d["difference"], d["ci_low"], d["ci_high"], "Newcombe",
-                     d["n"] + d["n_reference"])  # fmt: skip
+    row = figure_row(
+        model, dim, "position_bias", d["difference"], d["ci_low"], d["ci_high"], "Newcombe", d["n"] + d["n_reference"]
+    )
     verdict = _shift_verdict(d["ci_low"], d["ci_high"], limit)
     fig = figure_text(d["difference"], d["ci_low"], d["ci_high"], missing="not estimable")
     text = f"position bias {fig} {_relation(verdict, 'within', 'beyond')} +/-{limit:.2f}"
-    return row, _Check(verdict, text, "position bias", "position bias", d["difference"], d["ci_low"],
-                       d["ci_high"], decides=False)  # fmt: skip
+    return row, _Check(
+        verdict, text, "position bias", "position bias", d["difference"], d["ci_low"], d["ci_high"], decides=False
+    )
 
 
 def _cell_verdict(model: str, dim: str, checks: list[_Check]) -> dict[str, object]:
@@ -175,8 +242,17 @@ def _cell_verdict(model: str, dim: str, checks: list[_Check]) -> dict[str, objec
     decided = next((c for c in deciding if c.verdict is verdict), _Check(verdict, ""))
     finding = {Verdict.SUPPORTED: "reliable", Verdict.NOT_SUPPORTED: decided.finding}.get(verdict, verdict.value)
     reason = "; ".join(dict.fromkeys(c.text for c in checks if c.text))
-    return dict(model=model, dimension=dim, verdict=verdict, finding=finding, measure=decided.measure,
-                estimate=decided.estimate, ci_low=decided.ci_low, ci_high=decided.ci_high, reason=reason)  # fmt: skip
+    return dict(
+        model=model,
+        dimension=dim,
+        verdict=verdict,
+        finding=finding,
+        measure=decided.measure,
+        estimate=decided.estimate,
+        ci_low=decided.ci_low,
+        ci_high=decided.ci_high,
+        reason=reason,
+    )
 
 
 def reliability(
@@ -264,12 +340,17 @@ def reliability(
     check_responses(responses, "reliability")
     rows = ok_rows(responses, method)
     if rows.empty:
-        return QuestionResult.answer("Q1", Verdict.NOT_ESTIMABLE,
-                              f"No ok {method} answers: reliability cannot be estimated.",
-                              f"0 ok {method} answers in {len(responses)} rows.")  # fmt: skip
+        return QuestionResult.answer(
+            "Q1",
+            Verdict.NOT_ESTIMABLE,
+            f"No ok {method} answers: reliability cannot be estimated.",
+            f"0 ok {method} answers in {len(responses)} rows.",
+        )
     figures, cells_verdicts = [], []
-    facets = (("test_retest", "session", ["item_id", "template_id", "order"]),
-              ("alternate_forms", "template_id", ["item_id", "order", "session"]))  # fmt: skip
+    facets = (
+        ("test_retest", "session", ["item_id", "template_id", "order"]),
+        ("alternate_forms", "template_id", ["item_id", "order", "session"]),
+    )
     for (model, dim), group in rows.groupby(["model", "dimension"], observed=True):
         cells = consistent_counts(group, _CELL_KEY)
         checks: list[_Check] = []
@@ -287,13 +368,21 @@ def reliability(
     for model, group in rows.groupby("model", observed=True):
         cells = consistent_counts(group, ["dimension", *_CELL_KEY])
         for facet, raters, key in facets:
-            figures += _facet(cells, model, ALL_DIMENSIONS, facet, raters, ["dimension", *key], ci, icc_threshold,
-                              True)[0]  # fmt: skip
+            figures += _facet(
+                cells, model, ALL_DIMENSIONS, facet, raters, ["dimension", *key], ci, icc_threshold, True
+            )[0]
         figures.append(_position(group, model, ALL_DIMENSIONS, ci, shift_limit)[0])
     table = verdict_table(cells_verdicts)
     verdict = all_must_hold(Verdict(v) for v in table["verdict"])
-    frame = figures_frame(figures, ci=ci, method=method, icc_form="ICC(A,1)", icc_scope=ICC_SCOPE,
-                          icc_threshold=icc_threshold, shift_limit=shift_limit)  # fmt: skip
+    frame = figures_frame(
+        figures,
+        ci=ci,
+        method=method,
+        icc_form="ICC(A,1)",
+        icc_scope=ICC_SCOPE,
+        icc_threshold=icc_threshold,
+        shift_limit=shift_limit,
+    )
     disagree = table[table["finding"] == FORMS_DISAGREE]
     named = "; ".join(f"{', '.join(g['dimension'])} for {m}" for m, g in disagree.groupby("model", sort=False))
     sessions = rows["session"].nunique()

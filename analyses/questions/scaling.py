@@ -49,21 +49,50 @@ def _slope_rows(found: dict[str, object], ci: float) -> list[dict[str, object]]:
     for key, _ in _PREDICTORS:
         measure = f"slope_log_{key}"
         if not found["identified"][key]:
-            rows.append(figure_row(ALL_DIMENSIONS, ALL_DIMENSIONS, measure, n=n,
-                                   note=f"not identified: {found['why_not'][key]}"))  # fmt: skip
+            rows.append(
+                figure_row(
+                    ALL_DIMENSIONS, ALL_DIMENSIONS, measure, n=n, note=f"not identified: {found['why_not'][key]}"
+                )
+            )
         elif "slope_parameters" not in found:
-            rows.append(figure_row(ALL_DIMENSIONS, ALL_DIMENSIONS, measure, n=n,
-                                   note="no implicit SC for at least two models of the file"))  # fmt: skip
+            rows.append(
+                figure_row(
+                    ALL_DIMENSIONS,
+                    ALL_DIMENSIONS,
+                    measure,
+                    n=n,
+                    note="no implicit SC for at least two models of the file",
+                )
+            )
         elif found.get("fit_note"):
             rows.append(figure_row(ALL_DIMENSIONS, ALL_DIMENSIONS, measure, n=n, note=str(found["fit_note"])))
         else:
             b, se = found[f"slope_{key}"], found[f"se_{key}"]
             half = stats.t.ppf(0.5 + ci / 2, found["df_resid"]) * se
-            note = "; ".join(filter(None, [f"adjusted for {adjusted}" if adjusted else "",
-                                           "collinear with the other slope" if found["collinear"] and all(
-                                               found["identified"].values()) else ""]))  # fmt: skip
-            rows.append(figure_row(ALL_DIMENSIONS, ALL_DIMENSIONS, measure, b, b - half, b + half,
-                                   f"t ({found['df_resid']} df, OLS SE)", n, note))  # fmt: skip
+            note = "; ".join(
+                filter(
+                    None,
+                    [
+                        f"adjusted for {adjusted}" if adjusted else "",
+                        "collinear with the other slope"
+                        if found["collinear"] and all(found["identified"].values())
+                        else "",
+                    ],
+                )
+            )
+            rows.append(
+                figure_row(
+                    ALL_DIMENSIONS,
+                    ALL_DIMENSIONS,
+                    measure,
+                    b,
+                    b - half,
+                    b + half,
+                    f"t ({found['df_resid']} df, OLS SE)",
+                    n,
+                    note,
+                )
+            )
     return rows
 
 
@@ -73,16 +102,23 @@ def _diagnostic_rows(found: dict[str, object]) -> list[dict[str, object]]:
     values.update({f"vif ({name})": v for name, v in found["vif"].items()})
     for name, value in values.items():
         finite = np.isfinite(value)
-        rows.append(figure_row(ALL_DIMENSIONS, ALL_DIMENSIONS, name, value if finite else np.nan, n=n,
-                               note="design diagnostic" if finite else "not computed: a predictor does not vary"))
+        rows.append(
+            figure_row(
+                ALL_DIMENSIONS,
+                ALL_DIMENSIONS,
+                name,
+                value if finite else np.nan,
+                n=n,
+                note="design diagnostic" if finite else "not computed: a predictor does not vary",
+            )
+        )
     return rows
 
 
 def _alignment(responses: pd.DataFrame, meta: pd.DataFrame, ci: float) -> tuple[list[dict], list[dict]]:
     """Per base/tuned pair and dimension: each method's tuned-minus-base SC (Newcombe) and their difference."""
     counts = {m: consistent_counts(ok_rows(responses, m), ["model", "dimension"]) for m in _METHODS}
-    pooled = {m: consistent_counts(ok_rows(responses, m), ["model"]).assign(dimension=ALL_DIMENSIONS)
-              for m in _METHODS}  # fmt: skip
+    pooled = {m: consistent_counts(ok_rows(responses, m), ["model"]).assign(dimension=ALL_DIMENSIONS) for m in _METHODS}
     pairs = base_tuned_pairs(meta)
     tuned_bases = pd.Series([t for _, t in pairs]).value_counts()
     family = meta.set_index("model")["family"]
@@ -101,15 +137,31 @@ def _alignment(responses: pd.DataFrame, meta: pd.DataFrame, ci: float) -> tuple[
                 t, b = cell.loc[tuned], cell.loc[base]
                 d = newcombe_diff_interval(t["k"], t["n"], b["k"], b["n"], ci=ci).iloc[0]
                 shifts[method] = (d["difference"], d["ci_low"], d["ci_high"])
-                figures.append(figure_row(f"{tuned} - {base}", dim, f"aligned_minus_base ({method})", *shifts[method],
-                                          "Newcombe", t["n"] + b["n"], f"family {family[tuned]}"))  # fmt: skip
+                figures.append(
+                    figure_row(
+                        f"{tuned} - {base}",
+                        dim,
+                        f"aligned_minus_base ({method})",
+                        *shifts[method],
+                        "Newcombe",
+                        t["n"] + b["n"],
+                        f"family {family[tuned]}",
+                    )
+                )
             if dim == ALL_DIMENSIONS:
                 continue
             verdicts.append(_alignment_verdict(label, base, dim, shifts))
             if len(shifts) == 2:
                 (e, el, eh), (i, il, ih) = shifts[Method.EXPLICIT.value], shifts[Method.IMPLICIT.value]
-                figures.append(figure_row(f"{tuned} - {base}", dim, "explicit_minus_implicit_shift",
-                                          *mover_difference(e, (el, eh), i, (il, ih)), "MOVER (Zou & Donner)"))
+                figures.append(
+                    figure_row(
+                        f"{tuned} - {base}",
+                        dim,
+                        "explicit_minus_implicit_shift",
+                        *mover_difference(e, (el, eh), i, (il, ih)),
+                        "MOVER (Zou & Donner)",
+                    )
+                )
     return figures, verdicts
 
 
@@ -117,25 +169,36 @@ def _alignment_verdict(label: str, base: str, dim: str, shifts: dict[str, tuple[
     """One tuned model x dimension: does alignment move the explicit SC differently from the implicit?"""
     if len(shifts) < 2:
         lacking = " and ".join(m for m in _METHODS if m not in shifts)
-        return dict(model=label, dimension=dim, verdict=Verdict.NOT_ESTIMABLE,
-                    reason=f"no ok {lacking} answers from both the tuned model and its base ({base}) here")  # fmt: skip
+        return dict(
+            model=label,
+            dimension=dim,
+            verdict=Verdict.NOT_ESTIMABLE,
+            reason=f"no ok {lacking} answers from both the tuned model and its base ({base}) here",
+        )
     (e, el, eh), (i, il, ih) = shifts[Method.EXPLICIT.value], shifts[Method.IMPLICIT.value]
     d, low, high = mover_difference(e, (el, eh), i, (il, ih))
     moved = low > 0 or high < 0
     return dict(
-        model=label, dimension=dim, verdict=Verdict.SUPPORTED if moved else Verdict.INCONCLUSIVE,
-        finding=f"explicit {_direction(el, eh)}, implicit {_direction(il, ih)}", measure=ALIGNMENT_SHIFT,
-        estimate=d, ci_low=low, ci_high=high,
+        model=label,
+        dimension=dim,
+        verdict=Verdict.SUPPORTED if moved else Verdict.INCONCLUSIVE,
+        finding=f"explicit {_direction(el, eh)}, implicit {_direction(il, ih)}",
+        measure=ALIGNMENT_SHIFT,
+        estimate=d,
+        ci_low=low,
+        ci_high=high,
         reason=f"tuned minus base ({base}): explicit {figure_text(e, el, eh, missing='-')}, implicit "
         f"{figure_text(i, il, ih, missing='-')}; their difference {figure_text(d, low, high, missing='-')} "
         f"{'excludes' if moved else 'includes'} 0 (Newcombe intervals, MOVER difference)",
-    )  # fmt: skip
+    )
 
 
 def _slope_text(rows: list[dict[str, object]]) -> str:
     """'size slope 0.04 [0.01, 0.08]; training-data slope not identified: ...' from the two slope rows."""
-    return "; ".join(f"{what} slope {figure_text(r['estimate'], r['ci_low'], r['ci_high'], missing=str(r['note']))}"
-                     for (_, what), r in zip(_PREDICTORS, rows, strict=True))  # fmt: skip
+    return "; ".join(
+        f"{what} slope {figure_text(r['estimate'], r['ci_low'], r['ci_high'], missing=str(r['note']))}"
+        for (_, what), r in zip(_PREDICTORS, rows, strict=True)
+    )
 
 
 def scaling(
@@ -197,10 +260,13 @@ def scaling(
     check_responses(responses, "scaling")
     posterior = check_posterior(posterior, "scaling")
     if models_meta is None:
-        return QuestionResult.answer("Q6", Verdict.NOT_ESTIMABLE,
-                              "Scaling and alignment cannot be assessed without model metadata.",
-                              "Missing: a models file (--models-file) with one row per model giving family, "
-                              "parameters, training_tokens and aligned (yes/no).")  # fmt: skip
+        return QuestionResult.answer(
+            "Q6",
+            Verdict.NOT_ESTIMABLE,
+            "Scaling and alignment cannot be assessed without model metadata.",
+            "Missing: a models file (--models-file) with one row per model giving family, "
+            "parameters, training_tokens and aligned (yes/no).",
+        )
     missing = [c for c in META_COLUMNS if c not in models_meta.columns]
     if missing:
         raise ValueError(f"scaling: models_meta lacks column(s) {', '.join(missing)}; needs {', '.join(META_COLUMNS)}")
@@ -211,16 +277,29 @@ def scaling(
     units = meta.merge(sc, on="model", how="left")
     scored = units.dropna(subset=["sc"])
     fit_on = scored if len(scored) >= 2 else units
-    found = scaling_identifiability(fit_on.assign(aligned=fit_on["aligned"].astype(float)), parameters="parameters",
-                                    tokens="training_tokens", score="sc" if len(scored) >= 2 else None,
-                                    family="family", covariates=["aligned"])  # fmt: skip
+    found = scaling_identifiability(
+        fit_on.assign(aligned=fit_on["aligned"].astype(float)),
+        parameters="parameters",
+        tokens="training_tokens",
+        score="sc" if len(scored) >= 2 else None,
+        family="family",
+        covariates=["aligned"],
+    )
     slopes = _slope_rows(found, ci)
     rows = [*slopes, *_diagnostic_rows(found)]
     align_rows, align_verdicts = _alignment(responses, meta, ci)
     rows += align_rows
     rows += [
-        figure_row(r.model, ALL_DIMENSIONS if pd.isna(r.dimension) else r.dimension, "base_vs_tuned", r.mean,
-                   r.hdi_low, r.hdi_high, "HDI", note=str(r.method))  # fmt: skip
+        figure_row(
+            r.model,
+            ALL_DIMENSIONS if pd.isna(r.dimension) else r.dimension,
+            "base_vs_tuned",
+            r.mean,
+            r.hdi_low,
+            r.hdi_high,
+            "HDI",
+            note=str(r.method),
+        )
         for r in posterior_rows(posterior, "base_vs_tuned").itertuples()
     ]
     collinear = bool(found["collinear"])

@@ -26,8 +26,12 @@ from bias_validity.probes.schema import (
 __all__ = ["DEFAULT_SC", "simulate_responses"]
 
 #: True stereotype-consistent probability per sampled method, before item effects.
-DEFAULT_SC: Mapping[str, float] = {Method.IMPLICIT.value: 0.7, Method.ABLATED.value: 0.65, Method.EXPLICIT.value: 0.3,
-                                   Method.REFLECTION.value: 0.3}  # fmt: skip
+DEFAULT_SC: Mapping[str, float] = {
+    Method.IMPLICIT.value: 0.7,
+    Method.ABLATED.value: 0.65,
+    Method.EXPLICIT.value: 0.3,
+    Method.REFLECTION.value: 0.3,
+}
 _IMP, _ABL, _EXP, _REF = Method.IMPLICIT.value, Method.ABLATED.value, Method.EXPLICIT.value, Method.REFLECTION.value
 _LOG, _EMB = Method.LOGPROB.value, Method.EMBEDDING.value
 
@@ -120,14 +124,31 @@ def simulate_responses(
         refused = refusal_rate > 0 and method in DEFAULT_SC and rng.random() < refusal_rate
         rows.append(
             dict(
-                model=model, dimension=dim, method=method, template_id=template, item_id=item, order=order,
-                session=session, rep=rep, status=Status.REFUSAL.value if refused else Status.OK.value,
-                consistent=None if refused else consistent, likert=None if refused else likert, score=score,
+                model=model,
+                dimension=dim,
+                method=method,
+                template_id=template,
+                item_id=item,
+                order=order,
+                session=session,
+                rep=rep,
+                status=Status.REFUSAL.value if refused else Status.OK.value,
+                consistent=None if refused else consistent,
+                likert=None if refused else likert,
+                score=score,
                 raw_response="I would rather not say." if refused else "simulated",
-                response_id=response_id(model=model, dimension=dim, method=method, template_id=template,
-                                        item_id=item, order=order, session=session, rep=rep),
+                response_id=response_id(
+                    model=model,
+                    dimension=dim,
+                    method=method,
+                    template_id=template,
+                    item_id=item,
+                    order=order,
+                    session=session,
+                    rep=rep,
+                ),
             )
-        )  # fmt: skip
+        )
 
     for model in models:
         for dim in dimensions:

@@ -50,9 +50,20 @@ def worked_example(seed: int = 0) -> pd.DataFrame:
     >>> sorted(t.loc[t["template_id"] == "implicit-2", "item_id"].str[-2:].unique())
     ['06', '07', '08', '09', '10']
     """
-    parts = [simulate_responses(models=[model], dimensions=DIMENSIONS, n_items=_ITEMS, n_templates=2, sessions=1,
-                                reps=4, sc=spec["sc"], item_sd=1.2, seed=seed + i)  # fmt: skip
-             for i, (model, spec) in enumerate(TRUTH.items())]
+    parts = [
+        simulate_responses(
+            models=[model],
+            dimensions=DIMENSIONS,
+            n_items=_ITEMS,
+            n_templates=2,
+            sessions=1,
+            reps=4,
+            sc=spec["sc"],
+            item_sd=1.2,
+            seed=seed + i,
+        )
+        for i, (model, spec) in enumerate(TRUTH.items())
+    ]
     table = pd.concat(parts, ignore_index=True)
     first_half = table["item_id"].isin([f"{d}-{i:02d}" for d in DIMENSIONS for i in range(1, _ITEMS // 2 + 1)])
     second_form = table["template_id"].str.endswith(_SECOND_FORM) & table["method"].isin([_IMP, _ABL, _REF])
@@ -61,8 +72,18 @@ def worked_example(seed: int = 0) -> pd.DataFrame:
 
 def worked_example_models() -> pd.DataFrame:
     """The worked example's models file: one family, sizes 1B and 8B, equal training tokens, base and tuned."""
-    return pd.DataFrame([dict(model=m, family="sim", parameters=spec["parameters"], training_tokens="2T",
-                              aligned="yes" if spec["aligned"] else "no") for m, spec in TRUTH.items()])  # fmt: skip
+    return pd.DataFrame(
+        [
+            dict(
+                model=m,
+                family="sim",
+                parameters=spec["parameters"],
+                training_tokens="2T",
+                aligned="yes" if spec["aligned"] else "no",
+            )
+            for m, spec in TRUTH.items()
+        ]
+    )
 
 
 def write_worked_example(folder: str | Path, seed: int = 0) -> tuple[Path, Path]:

@@ -33,8 +33,7 @@ def _resolve(spec: str) -> tuple[object, str]:
     prefix, sep, name = spec.partition(":")
     if not sep or not name or prefix not in BACKENDS:
         raise ValueError(
-            f"model spec {spec!r} is not understood: use one of "
-            + ", ".join(f"{p}:<name>" for p in BACKENDS)
+            f"model spec {spec!r} is not understood: use one of " + ", ".join(f"{p}:<name>" for p in BACKENDS)
         )
     return importlib.import_module(BACKENDS[prefix][0]), name
 

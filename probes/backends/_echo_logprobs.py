@@ -44,8 +44,9 @@ def _legacy(data: dict) -> dict | None:
     return {**lp, "text": choice.get("text") if isinstance(choice.get("text"), str) else None}
 
 
-def text_span(tokens: Sequence[str], text: str, *, offsets: Sequence[int] | None = None,
-              echoed: str | None = None) -> tuple[int, int] | None:  # fmt: skip
+def text_span(
+    tokens: Sequence[str], text: str, *, offsets: Sequence[int] | None = None, echoed: str | None = None
+) -> tuple[int, int] | None:
     """The echoed tokens ``[start, end)`` that spell ``text``, the last part of the prompt; None when not found.
 
     First by the tokens' strings: the last start from which the tokens read ``text`` exactly (special tokens of a

@@ -160,8 +160,13 @@ class HFBackend(Backend):
             return (*_pad(prompts, self._pad, left=True), None)
         prefixes = [prompts[members[0]][:length] for members, length in groups]
         ids, mask = _pad(prefixes, self._pad, left=True)
-        cache = self.model(input_ids=ids, attention_mask=mask, position_ids=(mask.cumsum(-1) - 1).clamp(min=0),
-                           use_cache=True, logits_to_keep=1).cache  # fmt: skip
+        cache = self.model(
+            input_ids=ids,
+            attention_mask=mask,
+            position_ids=(mask.cumsum(-1) - 1).clamp(min=0),
+            use_cache=True,
+            logits_to_keep=1,
+        ).cache
         of_row = [0] * len(prompts)
         rests: list[list[int]] = [[]] * len(prompts)
         for g, (members, length) in enumerate(groups):

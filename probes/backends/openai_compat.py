@@ -70,8 +70,12 @@ class OpenAICompatBackend(Backend):
         # the model, not the server, names the rows: a study resumes when the deployment moves to other URLs
         self.name = f"openai:{model}"
         self.capabilities = frozenset({Capability.CHAT})
-        self._logprobs: dict[str, object] = {"probed": False, "sequence": False, "echo_layout": None,
-                                             "chat_top_logprobs": False}  # fmt: skip
+        self._logprobs: dict[str, object] = {
+            "probed": False,
+            "sequence": False,
+            "echo_layout": None,
+            "chat_top_logprobs": False,
+        }
 
     def __repr__(self) -> str:
         return f"OpenAICompatBackend({self.name!r}, base_urls={[_public_url(u) for u in self.base_urls]})"
@@ -151,9 +155,10 @@ class OpenAICompatBackend(Backend):
         }
         [(chat, chat_reason)], [(echo, _)] = _run(
             self._post_all("/chat/completions", [chat_body], pinned=True),
-            self._post_all("/completions", [echo_body(self.model, self.score_prefix + COUNTING_TEXT, top=1)],
-                           pinned=True),
-        )  # fmt: skip
+            self._post_all(
+                "/completions", [echo_body(self.model, self.score_prefix + COUNTING_TEXT, top=1)], pinned=True
+            ),
+        )
         if chat is None and chat_reason and chat_reason.endswith("(not retried)"):  # a server strict about fields
             chat, chat_reason = _run(self._post_all("/chat/completions", [_plain(chat_body)], pinned=True))[0]
         if chat is None:
@@ -166,8 +171,7 @@ class OpenAICompatBackend(Backend):
         layout = echo_layout(echo) if echo is not None else "unreadable"
         scored = echo is not None and text_logprob(echo, COUNTING_TEXT) is not None
         sequence = layout in ("aligned", "unchecked") and scored
-        self._logprobs = {"probed": True, "sequence": sequence, "echo_layout": layout,
-                          "chat_top_logprobs": bool(top)}  # fmt: skip
+        self._logprobs = {"probed": True, "sequence": sequence, "echo_layout": layout, "chat_top_logprobs": bool(top)}
         if sequence:
             self.capabilities = self.capabilities | {Capability.SEQUENCE_LOGPROBS}
         logger.info("%s: log-probabilities %s", self.name, self._logprobs)
@@ -200,11 +204,15 @@ class OpenAICompatBackend(Backend):
         if self._logprobs["echo_layout"] == "unreadable":
             return f"{server} returns no log-probabilities for the tokens of an echoed prompt"
         if self._logprobs["echo_layout"] == "shifted":
-            return (f"{server} echoes prompt log-probabilities shifted by one token (each token scored by the "
-                    "distribution after it, as llama-cpp-python does unless the prompt starts with the model's BOS "
-                    "token): set the score prefix to begin with the model's BOS token")  # fmt: skip
-        return (f"{server} gives the first token of an echoed prompt no log-probability: set the score prefix to "
-                "the model's start token (e.g. <|endoftext|>)")  # fmt: skip
+            return (
+                f"{server} echoes prompt log-probabilities shifted by one token (each token scored by the "
+                "distribution after it, as llama-cpp-python does unless the prompt starts with the model's BOS "
+                "token): set the score prefix to begin with the model's BOS token"
+            )
+        return (
+            f"{server} gives the first token of an echoed prompt no log-probability: set the score prefix to "
+            "the model's start token (e.g. <|endoftext|>)"
+        )
 
 
 def load_openai_backend(
@@ -316,9 +324,13 @@ def identify_openai(name: str, **options: object) -> dict[str, object]:
 
 
 def _check_options(
-    base_urls: Sequence[str], concurrency: int, timeout: float, max_retries: int, backoff_base: float,
+    base_urls: Sequence[str],
+    concurrency: int,
+    timeout: float,
+    max_retries: int,
+    backoff_base: float,
     backoff_max: float,
-) -> None:  # fmt: skip
+) -> None:
     if not base_urls:
         raise ValueError("base_urls is empty: give at least one server, e.g. http://127.0.0.1:8000/v1")
     for url in base_urls:

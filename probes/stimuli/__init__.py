@@ -34,8 +34,12 @@ MIN_ITEMS = 8
 
 _TEXT_FIELDS = ("name", "source", "label_a", "label_b")
 _LIST_FIELDS = ("exemplars_a", "exemplars_b", "attributes_a", "attributes_b")
-_ITEM_WORDS = {"exemplar_a": "exemplars_a", "exemplar_b": "exemplars_b", "attribute_a": "attributes_a",
-               "attribute_b": "attributes_b"}  # fmt: skip
+_ITEM_WORDS = {
+    "exemplar_a": "exemplars_a",
+    "exemplar_b": "exemplars_b",
+    "attribute_a": "attributes_a",
+    "attribute_b": "attributes_b",
+}
 
 
 @dataclass(frozen=True)

@@ -62,8 +62,9 @@ class FitConfig:
         if self.sampler not in SAMPLERS:
             raise ValueError(f"unknown sampler {self.sampler!r}; valid samplers are {', '.join(SAMPLERS)}")
         if self.draws < 1 or self.chains < 1 or self.tune < 0:
-            raise ValueError(f"draws and chains must be >= 1 and tune >= 0; got {self.draws}, {self.chains}, "
-                             f"{self.tune}")  # fmt: skip
+            raise ValueError(
+                f"draws and chains must be >= 1 and tune >= 0; got {self.draws}, {self.chains}, {self.tune}"
+            )
         if self.max_draws is not None and self.max_draws < 1:
             raise ValueError(f"max_draws must be >= 1 or None (fit once); got {self.max_draws}")
         if not 0 < self.hdi_prob < 1:

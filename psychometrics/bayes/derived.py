@@ -18,10 +18,18 @@ __all__ = ["QUANTITIES", "group_scores", "derived_draws", "summarise"]
 #: Quantity names of the result table, in the order rows appear (definitions: ``psychometrics.estimands``).
 QUANTITIES: tuple[str, ...] = tuple(
     q.value
-    for q in (Quantity.SC, Quantity.SC_NEW_ITEM, Quantity.ACQUIESCENCE, Quantity.GAP, Quantity.RETAINED_SHARE,
-              Quantity.REFLECTION_MINUS_IMPLICIT, Quantity.MODEL_CONTRAST, Quantity.BASE_VS_TUNED,
-              Quantity.LATENT_CORRELATION)
-)  # fmt: skip
+    for q in (
+        Quantity.SC,
+        Quantity.SC_NEW_ITEM,
+        Quantity.ACQUIESCENCE,
+        Quantity.GAP,
+        Quantity.RETAINED_SHARE,
+        Quantity.REFLECTION_MINUS_IMPLICIT,
+        Quantity.MODEL_CONTRAST,
+        Quantity.BASE_VS_TUNED,
+        Quantity.LATENT_CORRELATION,
+    )
+)
 #: Value each quantity's direction is judged against, from the one declaration of each estimand.
 NULL_VALUES: dict[str, float] = {q: ESTIMANDS[Quantity(q)].null for q in QUANTITIES}
 #: Gauss-Hermite nodes for the integral over a new item's effect (20 nodes: exact to < 1e-6 for logit SDs < 3).
@@ -265,8 +273,9 @@ def summarise(
         low, high = bands.get((out.at[idx, unit], out.at[idx, trait]), (np.nan, np.nan))
         if chance_overlap(low, high, chance_margin):
             out.at[idx, "estimable"] = False
-            out.at[idx, "reason"] = (f"the implicit new-item SC's HDI [{low:.2f}, {high:.2f}] overlaps "
-                                     f"0.5 +/- {chance_margin:g}")  # fmt: skip
+            out.at[idx, "reason"] = (
+                f"the implicit new-item SC's HDI [{low:.2f}, {high:.2f}] overlaps 0.5 +/- {chance_margin:g}"
+            )
     for key in ("rhat", "ess_bulk", "ess_tail"):
         out[key] = stats[key]
     out.attrs = {"hdi_prob": hdi_prob, "chance_margin": chance_margin, "null_values": dict(NULL_VALUES)}

@@ -122,8 +122,11 @@ def index_design(
     cols = columns
     ordinal = _empty(cols, ("level", "n")) if ordinal is None else ordinal
     scores = _empty(cols, ("score",)) if scores is None else scores
-    for name, frame, extra in (("binary", binary, ("k", "n")), ("ordinal", ordinal, ("level", "n")),
-                               ("scores", scores, ("score",))):  # fmt: skip
+    for name, frame, extra in (
+        ("binary", binary, ("k", "n")),
+        ("ordinal", ordinal, ("level", "n")),
+        ("scores", scores, ("score",)),
+    ):
         missing = [c for c in (*cols.cell, *extra) if c not in frame.columns]
         if missing:
             raise ValueError(f"{name} table lacks column(s) {', '.join(missing)}; it needs {', '.join(cols.cell)}")

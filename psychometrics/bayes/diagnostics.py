@@ -18,8 +18,14 @@ __all__ = ["GATE", "describe_gate", "diagnostics_gate"]
 #: distribution, a heavy-tailed or funnel-shaped posterior); at most 1% of transitions stopped by the maximum tree
 #: depth (a trajectory cut short explores less than NUTS means to; Stan warns on any, a share is what a long fit
 #: can hold to without flagging rare long excursions).
-GATE: dict[str, float] = {"max_rhat": 1.01, "min_ess_bulk": 400.0, "min_ess_tail": 400.0, "divergences": 0.0,
-                          "min_ebfmi": 0.3, "max_depth_share": 0.01}  # fmt: skip
+GATE: dict[str, float] = {
+    "max_rhat": 1.01,
+    "min_ess_bulk": 400.0,
+    "min_ess_tail": 400.0,
+    "divergences": 0.0,
+    "min_ebfmi": 0.3,
+    "max_depth_share": 0.01,
+}
 
 
 def describe_gate(gate: dict[str, float] = GATE) -> str:
@@ -32,10 +38,12 @@ def describe_gate(gate: dict[str, float] = GATE) -> str:
      'E-BFMI >= 0.3', 'at most 1% of transitions at maximum tree depth']
     """
     divergences = "no divergences" if gate["divergences"] == 0 else f"at most {gate['divergences']:g} divergences"
-    return (f"R-hat <= {gate['max_rhat']:g}, bulk ESS >= {gate['min_ess_bulk']:g}, "
-            f"tail ESS >= {gate['min_ess_tail']:g} for every identified quantity, {divergences}, "
-            f"E-BFMI >= {gate['min_ebfmi']:g}, at most {gate['max_depth_share']:.0%} of transitions at maximum "
-            "tree depth")  # fmt: skip
+    return (
+        f"R-hat <= {gate['max_rhat']:g}, bulk ESS >= {gate['min_ess_bulk']:g}, "
+        f"tail ESS >= {gate['min_ess_tail']:g} for every identified quantity, {divergences}, "
+        f"E-BFMI >= {gate['min_ebfmi']:g}, at most {gate['max_depth_share']:.0%} of transitions at maximum "
+        "tree depth"
+    )
 
 
 def diagnostics_gate(
@@ -122,8 +130,11 @@ def diagnostics_gate(
         "min_ebfmi": low_energy,
         "max_depth_share": float(max_depth_share),
     }
-    sampler_ok = (divergences <= GATE["divergences"] and not low_energy < GATE["min_ebfmi"]
-                  and max_depth_share <= GATE["max_depth_share"])  # fmt: skip
+    sampler_ok = (
+        divergences <= GATE["divergences"]
+        and not low_energy < GATE["min_ebfmi"]
+        and max_depth_share <= GATE["max_depth_share"]
+    )
     result["passed"] = bool(len(rhat) > 0 and not bad.any() and sampler_ok)
     result["failing"] = int(bad.sum())
     result["not_identified"] = len(quantities) - len(gated)

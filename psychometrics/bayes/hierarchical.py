@@ -109,19 +109,28 @@ def fit_hierarchical(
     if unknown:
         raise ValueError(f"base_tuned names unknown unit(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
     model = build_model(design)
-    _, prior = derived_draws(prior_draws(model, seed=config.seed), design, base_tuned=base_tuned,
-                             reversed_order=reversed_order, seed=config.seed)
+    _, prior = derived_draws(
+        prior_draws(model, seed=config.seed),
+        design,
+        base_tuned=base_tuned,
+        reversed_order=reversed_order,
+        seed=config.seed,
+    )
     seconds = 0.0
     while True:
         run = sample(model, config)
         seconds += run.seconds
-        labels, draws_arr = derived_draws(run.idata, design, base_tuned=base_tuned, reversed_order=reversed_order,
-                                          seed=config.seed)
+        labels, draws_arr = derived_draws(
+            run.idata, design, base_tuned=base_tuned, reversed_order=reversed_order, seed=config.seed
+        )
         ident = identification(labels, draws_arr, prior, design)
         table = summarise(labels, draws_arr, hdi_prob=config.hdi_prob).assign(**{c: ident[c] for c in ident})
         # a not-estimable quantity (an R over a near-zero denominator) is reported as such, not gated
-        sampler = {"divergences": _arviz.divergences(run.idata), "ebfmi": _arviz.ebfmi(run.idata),
-                   "max_depth_share": _arviz.max_depth_share(run.idata)}  # fmt: skip
+        sampler = {
+            "divergences": _arviz.divergences(run.idata),
+            "ebfmi": _arviz.ebfmi(run.idata),
+            "max_depth_share": _arviz.max_depth_share(run.idata),
+        }
         gate = diagnostics_gate(table[table["estimable"]], **sampler)
         gate["draws"], gate["target_accept"] = config.draws, config.target_accept
         retry = config.retry(divergences=gate["divergences"])

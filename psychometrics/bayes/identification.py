@@ -148,8 +148,9 @@ def identification(
     n_contrasts = np.where(is_corr, labels[design.columns.method].map(contrasts).to_numpy(dtype=float), np.nan)
     identified = np.nan_to_num(contraction, nan=0.0) >= thresholds["min_contraction"]
     identified &= ~is_corr | (np.nan_to_num(n_contrasts) >= thresholds["min_item_contrasts"])
-    return pd.DataFrame({"contraction": contraction, "item_contrasts": n_contrasts, "identified": identified},
-                        index=labels.index)  # fmt: skip
+    return pd.DataFrame(
+        {"contraction": contraction, "item_contrasts": n_contrasts, "identified": identified}, index=labels.index
+    )
 
 
 def _robust_variance(draws: np.ndarray) -> np.ndarray:

@@ -20,8 +20,7 @@ __all__ = ["binomial_logit", "cumulative_logit_counts"]
 
 def binomial_logit(name: str, n: object, eta: object, observed: object) -> pt.TensorVariable:
     """``k ~ Binomial(n, logistic(eta))`` with log-density ``k eta - n log(1 + e^eta)`` (up to ``log C(n, k)``)."""
-    return pm.CustomDist(name, n, eta, logp=_binomial_logp, random=_binomial_random, observed=observed,
-                         dtype="int64")  # fmt: skip
+    return pm.CustomDist(name, n, eta, logp=_binomial_logp, random=_binomial_random, observed=observed, dtype="int64")
 
 
 def cumulative_logit_counts(
@@ -45,9 +44,18 @@ def cumulative_logit_counts(
     cells = pt.dot(one_hot, cut)
     log_gaps = pt.dot(one_hot, pt.log1mexp(cut[:, :-1] - cut[:, 1:]))
     levels = pt.arange(cells.shape[1] + 1)  # fixes the support's size for forward draws
-    return pm.CustomDist(name, n, cells - eta[:, None], log_gaps, levels, logp=_cumulative_logp,
-                         random=_cumulative_random, signature="(),(t),(g),(l)->(l)", observed=observed,
-                         dtype="int64")  # fmt: skip
+    return pm.CustomDist(
+        name,
+        n,
+        cells - eta[:, None],
+        log_gaps,
+        levels,
+        logp=_cumulative_logp,
+        random=_cumulative_random,
+        signature="(),(t),(g),(l)->(l)",
+        observed=observed,
+        dtype="int64",
+    )
 
 
 def _binomial_logp(value: pt.TensorVariable, n: pt.TensorVariable, eta: pt.TensorVariable) -> pt.TensorVariable:
@@ -59,7 +67,10 @@ def _binomial_random(n: np.ndarray, eta: np.ndarray, rng: np.random.Generator, s
 
 
 def _cumulative_logp(
-    value: pt.TensorVariable, n: pt.TensorVariable, x: pt.TensorVariable, log_gaps: pt.TensorVariable,
+    value: pt.TensorVariable,
+    n: pt.TensorVariable,
+    x: pt.TensorVariable,
+    log_gaps: pt.TensorVariable,
     levels: pt.TensorVariable,
 ) -> pt.TensorVariable:
     below, above = value[..., :-1], value[..., 1:]
@@ -67,7 +78,11 @@ def _cumulative_logp(
 
 
 def _cumulative_random(
-    n: np.ndarray, x: np.ndarray, log_gaps: np.ndarray, levels: np.ndarray, rng: np.random.Generator,
+    n: np.ndarray,
+    x: np.ndarray,
+    log_gaps: np.ndarray,
+    levels: np.ndarray,
+    rng: np.random.Generator,
     size: tuple | None,
 ) -> np.ndarray:
     cdf = expit(x)

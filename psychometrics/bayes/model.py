@@ -85,14 +85,20 @@ def build_model(design: Design, *, lkj_eta: float = 2.0, prior_scale: float = 1.
     d = design
     n_m = len(d.methods)
     h_item = _zero_sum_basis(d.item_traits())
-    coords = {"method": d.methods, "item": d.items, "template": d.templates, "order": d.orders,
-              "item_contrast": list(range(h_item.shape[1]))}  # fmt: skip
+    coords = {
+        "method": d.methods,
+        "item": d.items,
+        "template": d.templates,
+        "order": d.orders,
+        "item_contrast": list(range(h_item.shape[1])),
+    }
     info = _information(d)
     with pm.Model(coords=coords) as model:
         item_sd = {"alpha": 2.0, "beta": 2.0 / prior_scale}  # zero-avoiding Gamma(2, 2), see Notes
         if n_m > 1:
-            chol, _, _ = pm.LKJCholeskyCov("chol", n=n_m, eta=lkj_eta, sd_dist=pm.Gamma.dist(**item_sd, shape=n_m),
-                                           compute_corr=True)  # fmt: skip
+            chol, _, _ = pm.LKJCholeskyCov(
+                "chol", n=n_m, eta=lkj_eta, sd_dist=pm.Gamma.dist(**item_sd, shape=n_m), compute_corr=True
+            )
         else:  # one method: nothing to correlate, and LKJCholeskyCov cannot draw a 1 x 1 factor forward
             sd = pm.Deterministic("chol_stds", pm.Gamma("chol_sd", **item_sd, shape=1))
             pm.Deterministic("chol_corr", pt.ones((1, 1)))
@@ -143,10 +149,13 @@ def build_model(design: Design, *, lkj_eta: float = 2.0, prior_scale: float = 1.
             mu_o = pm.Deterministic("mu_o", pooled * offset)
             start = np.linspace(-2.0, 2.0, n_levels - 1)
             cut_ordered = pm.Normal(
-                "cut_ordered", 0.0, 2.5 * prior_scale, shape=(len(d.ordinal_methods), n_levels - 1),
+                "cut_ordered",
+                0.0,
+                2.5 * prior_scale,
+                shape=(len(d.ordinal_methods), n_levels - 1),
                 transform=pm.distributions.transforms.ordered,
                 initval=np.tile(start, (len(d.ordinal_methods), 1)),
-            )  # fmt: skip
+            )
             # the transform orders the sampler's values only; forward draws (prior predictive, so SBC's truths) of
             # the same variable are iid and unsorted. Sorting is the identity on ordered values and turns iid draws
             # into the ordered prior's law (the order statistics), so both paths see one prior
@@ -221,12 +230,18 @@ def _information(design: Design) -> dict[str, np.ndarray]:
     (items x methods).
     """
     d = design
-    out = {"gb": np.zeros(len(d.binary_groups)), "go": np.zeros(len(d.ordinal_groups)),
-           "t": np.zeros(len(d.templates)), "o": np.zeros(len(d.orders)),
-           "item": np.zeros((len(d.items), len(d.methods)))}  # fmt: skip
-    parts = [(d.binary, 0.25 * d.binary["n"].to_numpy(dtype=float), "gb"),
-             (d.ordinal, 0.25 * d.ordinal_counts.sum(axis=1).astype(float), "go"),
-             (d.scores, np.ones(len(d.scores)), None)]  # fmt: skip
+    out = {
+        "gb": np.zeros(len(d.binary_groups)),
+        "go": np.zeros(len(d.ordinal_groups)),
+        "t": np.zeros(len(d.templates)),
+        "o": np.zeros(len(d.orders)),
+        "item": np.zeros((len(d.items), len(d.methods))),
+    }
+    parts = [
+        (d.binary, 0.25 * d.binary["n"].to_numpy(dtype=float), "gb"),
+        (d.ordinal, 0.25 * d.ordinal_counts.sum(axis=1).astype(float), "go"),
+        (d.scores, np.ones(len(d.scores)), None),
+    ]
     for cells, w, group in parts:
         if not len(cells):
             continue

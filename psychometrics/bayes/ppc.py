@@ -79,24 +79,38 @@ def posterior_predictive_check(
     if "y_binary" in names:
         k_rep = np.asarray(rep["y_binary"])[0]  # (draws, cells)
         cells = design.binary
-        frames.append(_groups(cells["g"].to_numpy(), design.binary_groups, cells["k"].to_numpy(),
-                              cells["n"].to_numpy(), k_rep))  # fmt: skip
+        frames.append(
+            _groups(cells["g"].to_numpy(), design.binary_groups, cells["k"].to_numpy(), cells["n"].to_numpy(), k_rep)
+        )
     if "y_likert" in names:
         counts_rep = np.asarray(rep["y_likert"])[0]  # (draws, cells, levels)
         levels = np.arange(1, design.levels + 1)
         agree, disagree = levels > (design.levels + 1) / 2, levels < (design.levels + 1) / 2  # the midpoint: no side
         sided = agree | disagree
         observed, replicated = design.ordinal_counts, counts_rep
-        frames.append(_groups(design.ordinal["g"].to_numpy(), design.ordinal_groups, observed[:, agree].sum(axis=1),
-                              observed[:, sided].sum(axis=1), replicated[..., agree].sum(axis=-1),
-                              replicated[..., sided].sum(axis=-1)))  # fmt: skip
+        frames.append(
+            _groups(
+                design.ordinal["g"].to_numpy(),
+                design.ordinal_groups,
+                observed[:, agree].sum(axis=1),
+                observed[:, sided].sum(axis=1),
+                replicated[..., agree].sum(axis=-1),
+                replicated[..., sided].sum(axis=-1),
+            )
+        )
     out = pd.concat(frames, ignore_index=True)
     out.attrs["interval"] = PPC_INTERVAL
     return out
 
 
-def _groups(g: np.ndarray, groups: pd.DataFrame, k: np.ndarray, n: np.ndarray, k_rep: np.ndarray,
-            n_rep: np.ndarray | None = None) -> pd.DataFrame:  # fmt: skip
+def _groups(
+    g: np.ndarray,
+    groups: pd.DataFrame,
+    k: np.ndarray,
+    n: np.ndarray,
+    k_rep: np.ndarray,
+    n_rep: np.ndarray | None = None,
+) -> pd.DataFrame:
     """Observed and replicated shares per group from per-cell counts (replicated ``k_rep``, ``n_rep``: draws x
     cells; ``n_rep`` defaults to the observed ``n``, fixed by the design)."""
     weights = np.zeros((len(g), len(groups)))

@@ -49,10 +49,13 @@ class BayesFit:
     def save(self, path: str | Path) -> Path:
         """Write the posterior as ArviZ netCDF, with quantities, diagnostics, settings and design in its attributes;
         :func:`load_fit` reads it back whole. Returns the path."""
-        tables = {name: getattr(self, name).to_json(orient="table", index=False, double_precision=15)
-                  for name in _TABLES}  # fmt: skip
-        cells = {name: frame.to_json(orient="table", index=False, double_precision=15)
-                 for name, frame in self.design.cell_tables().items()}  # fmt: skip
+        tables = {
+            name: getattr(self, name).to_json(orient="table", index=False, double_precision=15) for name in _TABLES
+        }
+        cells = {
+            name: frame.to_json(orient="table", index=False, double_precision=15)
+            for name, frame in self.design.cell_tables().items()
+        }
         _arviz.set_posterior_attrs(
             self.idata,
             **{f"{_PREFIX}{name}": text for name, text in tables.items()},
@@ -125,8 +128,13 @@ def load_fit(path: str | Path) -> BayesFit:
     tables["quantities"].attrs = json.loads(attrs[f"{_PREFIX}quantities_attrs"])
     stored = json.loads(attrs[f"{_PREFIX}design"])
     cells = {name: pd.read_json(io.StringIO(text), orient="table") for name, text in stored["cells"].items()}
-    design = index_design(cells["binary"], ordinal=cells["ordinal"], scores=cells["scores"],
-                          columns=Columns(**stored["columns"]), levels=stored["levels"])  # fmt: skip
+    design = index_design(
+        cells["binary"],
+        ordinal=cells["ordinal"],
+        scores=cells["scores"],
+        columns=Columns(**stored["columns"]),
+        levels=stored["levels"],
+    )
     return BayesFit(
         idata=idata,
         design=design,

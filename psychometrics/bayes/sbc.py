@@ -64,8 +64,9 @@ class SBCResult:
             one = self.ranks[replication, columns[replication % len(columns)]]
             out[family] = {
                 "p_uniform": rank_uniformity(ranks, self.draws, bins=bins),
-                "p_uniform_per_quantity": min(1.0, len(columns) * min(rank_uniformity(self.ranks[:, c], self.draws,
-                                                                                      bins=bins) for c in columns)),
+                "p_uniform_per_quantity": min(
+                    1.0, len(columns) * min(rank_uniformity(self.ranks[:, c], self.draws, bins=bins) for c in columns)
+                ),
                 "p_uniform_one_per_replication": rank_uniformity(one, self.draws, bins=bins),
                 "coverage_50": float(np.mean(np.abs(u - 0.5) <= 0.25)),
                 "coverage_90": float(np.mean(np.abs(u - 0.5) <= 0.45)),
@@ -180,8 +181,11 @@ def simulation_based_calibration(
         sims = pm.sample_prior_predictive(draws=replications, random_seed=seed)
     truth_labels, truths = sbc_quantities(_arviz.prior_as_posterior(sims), design, seed=seed)
     truths = truths[0]  # (replications, quantities)
-    observed = {name: np.asarray(_arviz.prior_predictive_array(sims, var)) for var, name in _OBSERVED.items()
-                if var in generator.named_vars}  # fmt: skip
+    observed = {
+        name: np.asarray(_arviz.prior_predictive_array(sims, var))
+        for var, name in _OBSERVED.items()
+        if var in generator.named_vars
+    }
     compiled = nutpie.compile_pymc_model(build(design))
     pick = np.linspace(0, draws * chains - 1, ranks_of).round().astype(int)
     ranks = np.zeros((replications, len(truth_labels)), dtype=int)
@@ -191,8 +195,15 @@ def simulation_based_calibration(
     for r in range(replications):
         data = {name: values[r].astype(values.dtype) for name, values in observed.items()}
         with single_threaded_blas():
-            idata = nutpie.sample(compiled.with_data(**data), draws=draws, tune=tune, chains=chains, seed=seed + r,
-                                  target_accept=FitConfig().target_accept, progress_bar=False)  # fmt: skip
+            idata = nutpie.sample(
+                compiled.with_data(**data),
+                draws=draws,
+                tune=tune,
+                chains=chains,
+                seed=seed + r,
+                target_accept=FitConfig().target_accept,
+                progress_bar=False,
+            )
         # the new-item SCs draw the items' mean (derived.cell_scores): a seed per replication, none the truths'
         # so the draws a truth is ranked among are independent of it and of the other replications' draws
         labels, post = sbc_quantities(idata, design, seed=seed + 1 + r)
@@ -202,8 +213,12 @@ def simulation_based_calibration(
         identified[r] = ident["identified"].to_numpy()
         reported = (~labels["quantity"].isin(list(PARAMETER_FAMILIES))).to_numpy()
         table = summarise(labels[reported], post[..., reported]).join(ident[reported])
-        gate = diagnostics_gate(table[table["estimable"]], divergences=_arviz.divergences(idata),
-                                ebfmi=_arviz.ebfmi(idata), max_depth_share=_arviz.max_depth_share(idata))  # fmt: skip
+        gate = diagnostics_gate(
+            table[table["estimable"]],
+            divergences=_arviz.divergences(idata),
+            ebfmi=_arviz.ebfmi(idata),
+            max_depth_share=_arviz.max_depth_share(idata),
+        )
         passed[r] = gate["passed"]
         result.seconds = time.perf_counter() - start
         if progress is not None:

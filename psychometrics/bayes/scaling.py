@@ -21,16 +21,29 @@ def _why_not_identified(frame: pd.DataFrame, column: str, family: str | None) ->
     """Why a log predictor's slope cannot be estimated from these units ("" when it can)."""
     values = frame[column].astype(float)
     if values.nunique() <= 1:
-        return f"{column} take one value ({values.iloc[0]:.4g}) across the {len(frame)} units: no variation to " \
-               "estimate a slope from"  # fmt: skip
+        return (
+            f"{column} take one value ({values.iloc[0]:.4g}) across the {len(frame)} units: no variation to "
+            "estimate a slope from"
+        )
     if family and frame[family].nunique() > 1 and (frame.groupby(family)[column].nunique() <= 1).all():
-        return f"{column} vary only between the {frame[family].nunique()} families, so a slope on them is the " \
-               "family difference (architecture, data mix, recipe)"  # fmt: skip
+        return (
+            f"{column} vary only between the {frame[family].nunique()} families, so a slope on them is the "
+            "family difference (architecture, data mix, recipe)"
+        )
     return ""
 
 
-def _slopes(frame: pd.DataFrame, logx: np.ndarray, keep: list[int], *, score: str, score_sd: str | None,
-            family: str | None, covariates: Sequence[str], fixed_family: bool) -> dict[str, object]:  # fmt: skip
+def _slopes(
+    frame: pd.DataFrame,
+    logx: np.ndarray,
+    keep: list[int],
+    *,
+    score: str,
+    score_sd: str | None,
+    family: str | None,
+    covariates: Sequence[str],
+    fixed_family: bool,
+) -> dict[str, object]:
     """WLS of the score on the identified log predictors (+ family fixed effects, + varying covariates)."""
     blocks, adjusted = [logx[:, keep]], []
     if fixed_family:
@@ -45,15 +58,25 @@ def _slopes(frame: pd.DataFrame, logx: np.ndarray, keep: list[int], *, score: st
     design = sm.add_constant(np.column_stack(blocks), has_constant="add")
     n, k = design.shape
     if np.linalg.matrix_rank(design) < k:
-        return {"fit_note": f"the design of {n} units on {k} coefficients is rank-deficient ({', '.join(adjusted)})",
-                "df_resid": 0, "adjusted_for": adjusted}  # fmt: skip
+        return {
+            "fit_note": f"the design of {n} units on {k} coefficients is rank-deficient ({', '.join(adjusted)})",
+            "df_resid": 0,
+            "adjusted_for": adjusted,
+        }
     if n <= k:
-        return {"fit_note": f"{n} units for {k} coefficients leave no residual degrees of freedom",
-                "df_resid": 0, "adjusted_for": adjusted}  # fmt: skip
+        return {
+            "fit_note": f"{n} units for {k} coefficients leave no residual degrees of freedom",
+            "df_resid": 0,
+            "adjusted_for": adjusted,
+        }
     weights = 1 / frame[score_sd].to_numpy(dtype=float) ** 2 if score_sd else np.ones(n)
     res = sm.WLS(frame[score].to_numpy(dtype=float), design, weights=weights).fit()
-    return {"coefficients": [(float(res.params[1 + j]), float(res.bse[1 + j])) for j in range(len(keep))],
-            "df_resid": int(res.df_resid), "fit_note": "", "adjusted_for": adjusted}  # fmt: skip
+    return {
+        "coefficients": [(float(res.params[1 + j]), float(res.bse[1 + j])) for j in range(len(keep))],
+        "df_resid": int(res.df_resid),
+        "fit_note": "",
+        "adjusted_for": adjusted,
+    }
 
 
 def scaling_identifiability(
@@ -155,12 +178,15 @@ def scaling_identifiability(
     confounded = bool(family) and tokens_vary and bool((frame.groupby(family)[tokens].nunique() <= 1).all())
     checks = {f"fewer than 4 distinct (size, data) points ({distinct})": distinct < 4}
     if np.isfinite(r):
-        checks.update({
-            f"VIF {max(vif):.3g} > {COLLINEAR['vif']:g}": max(vif) > COLLINEAR["vif"],
-            f"condition number {cond:.3g} > {COLLINEAR['condition_number']:g}": cond > COLLINEAR["condition_number"],
-            f"slope correlation {abs(slope_corr):.3g} > {COLLINEAR['slope_correlation']:g}": abs(slope_corr)
-            > COLLINEAR["slope_correlation"],
-        })  # fmt: skip
+        checks.update(
+            {
+                f"VIF {max(vif):.3g} > {COLLINEAR['vif']:g}": max(vif) > COLLINEAR["vif"],
+                f"condition number {cond:.3g} > {COLLINEAR['condition_number']:g}": cond
+                > COLLINEAR["condition_number"],
+                f"slope correlation {abs(slope_corr):.3g} > {COLLINEAR['slope_correlation']:g}": abs(slope_corr)
+                > COLLINEAR["slope_correlation"],
+            }
+        )
     else:
         checks["size or training data takes one value, so the two cannot be compared"] = True
     checks["training tokens never vary within a family, so their slope is the family difference"] = confounded
@@ -190,8 +216,16 @@ def scaling_identifiability(
             out.update(df_resid=0, adjusted_for=[], fit_note="neither predictor varies within the units' families")
             return out
         fixed_family = bool(family) and len(keep) < 2 and frame[family].nunique() > 1
-        fit = _slopes(frame, logx, keep, score=score, score_sd=score_sd, family=family, covariates=covariates,
-                      fixed_family=fixed_family)  # fmt: skip
+        fit = _slopes(
+            frame,
+            logx,
+            keep,
+            score=score,
+            score_sd=score_sd,
+            family=family,
+            covariates=covariates,
+            fixed_family=fixed_family,
+        )
         for j, (b, se) in zip(keep, fit.pop("coefficients", []), strict=False):
             name = ("parameters", "tokens")[j]
             out.update({f"slope_{name}": b, f"se_{name}": se})

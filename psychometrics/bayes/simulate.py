@@ -109,6 +109,10 @@ def simulate_study(
         if probs:
             rows["truth"].append({c.unit: u, c.trait: t, c.method: m, "sc": float(np.mean(probs))})
     cell = c.cell
-    columns_of = {"binary": [*cell, "k", "n"], "ordinal": [*cell, "level", "n"], "scores": [*cell, "score"],
-                  "truth": [*c.group, "sc"]}  # fmt: skip
+    columns_of = {
+        "binary": [*cell, "k", "n"],
+        "ordinal": [*cell, "level", "n"],
+        "scores": [*cell, "score"],
+        "truth": [*c.group, "sc"],
+    }
     return {name: pd.DataFrame(r, columns=columns_of[name]) for name, r in rows.items()}

@@ -54,8 +54,18 @@ def serve_model(
     port = free_port()
     log = log_dir / f"transformers-serve-{port}.log"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_VERBOSITY": "warning"}
-    cmd = [str(transformers_cli()), "serve", model_dir, "--host", "127.0.0.1", "--port", str(port), "--device", "cpu",
-           *extra_args]  # fmt: skip
+    cmd = [
+        str(transformers_cli()),
+        "serve",
+        model_dir,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--device",
+        "cpu",
+        *extra_args,
+    ]
     with serve_process(cmd, ready_url=f"http://127.0.0.1:{port}/health", log=log, env=env, timeout=startup_timeout):
         yield ServedModel(base_url=f"http://127.0.0.1:{port}/v1", model=model_dir, log=log)
 

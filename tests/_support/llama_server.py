@@ -32,8 +32,28 @@ def serve_gguf(log_dir: Path, *, alias: str = "smollm2", startup_timeout: float 
     port = free_port()
     threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     log = log_dir / f"llama-cpp-server-{port}.log"
-    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias", alias,
-           "--host", "127.0.0.1", "--port", str(port), "--logits_all", "True", "--n_ctx", "2048",
-           "--n_threads", str(threads), "--seed", "0", "--verbose", "False"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(gguf),
+        "--model_alias",
+        alias,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--logits_all",
+        "True",
+        "--n_ctx",
+        "2048",
+        "--n_threads",
+        str(threads),
+        "--seed",
+        "0",
+        "--verbose",
+        "False",
+    ]
     with serve_process(cmd, ready_url=f"http://127.0.0.1:{port}/v1/models", log=log, timeout=startup_timeout):
         yield ServedModel(base_url=f"http://127.0.0.1:{port}/v1", model=alias, log=log)

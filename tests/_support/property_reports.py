@@ -73,17 +73,22 @@ def responses_tables(draw: st.DrawFn) -> pd.DataFrame:
                                 continue
                             for session in range(1, sessions + 1):
                                 for rep in range(reps):
-                                    rows.append(_answer(rng, model, dim, method, template, item, order, session,
-                                                        rep, share, not_ok))  # fmt: skip
+                                    rows.append(
+                                        _answer(
+                                            rng, model, dim, method, template, item, order, session, rep, share, not_ok
+                                        )
+                                    )
     if not rows:  # every cell dropped: keep one answer, so the table is never empty
-        rows.append(_answer(rng, models[0], dims[0], methods[0], f"{methods[0]}-1", f"{dims[0]}-01",
-                            orders[0], 1, 0, 0.5, 0.0))  # fmt: skip
+        rows.append(
+            _answer(rng, models[0], dims[0], methods[0], f"{methods[0]}-1", f"{dims[0]}-01", orders[0], 1, 0, 0.5, 0.0)
+        )
     return validate_responses(pd.DataFrame(rows), source="random table")
 
 
 def _answer(rng, model, dim, method, template, item, order, session, rep, share, not_ok) -> dict[str, object]:
-    key = dict(model=model, dimension=dim, method=method, template_id=template, item_id=item, order=order,
-               session=session)  # fmt: skip
+    key = dict(
+        model=model, dimension=dim, method=method, template_id=template, item_id=item, order=order, session=session
+    )
     row: dict[str, object] = {**key, "rep": rep, "response_id": response_id(**key, rep=rep)}
     if rng.random() < not_ok:
         return {**row, "status": _NOT_OK[rng.integers(len(_NOT_OK))], "raw_response": "<b>no</b> | `x`"}
@@ -103,15 +108,30 @@ def models_files(draw: st.DrawFn) -> str | None:
     parameters and tokens written bare or with unit suffixes, one or two families, random alignment."""
     if draw(st.booleans()):
         return None
-    names = draw(st.lists(st.sampled_from([*MODEL_NAMES, "BASE-8B", "big-70b", "gpt-2"]), min_size=1, max_size=5,
-                          unique_by=lambda n: n.split(":", 1)[-1].split("@")[0].lower()))  # fmt: skip
+    names = draw(
+        st.lists(
+            st.sampled_from([*MODEL_NAMES, "BASE-8B", "big-70b", "gpt-2"]),
+            min_size=1,
+            max_size=5,
+            unique_by=lambda n: n.split(":", 1)[-1].split("@")[0].lower(),
+        )
+    )
     suffixed = draw(st.booleans())
     sizes = ["8B", "70B", "1.5T", "135M"] if suffixed else ["8", "70", "1500", "0.135"]
     tokens = ["15T", "2T"] if suffixed else ["15", "2"]
     lines = ["# random models file", "model,family,parameters,training_tokens,aligned"]
     for name in names:
-        lines.append(",".join([name, draw(st.sampled_from(["llama-3", "llama-2"])), draw(st.sampled_from(sizes)),
-                               draw(st.sampled_from(tokens)), draw(st.sampled_from(["yes", "no"]))]))  # fmt: skip
+        lines.append(
+            ",".join(
+                [
+                    name,
+                    draw(st.sampled_from(["llama-3", "llama-2"])),
+                    draw(st.sampled_from(sizes)),
+                    draw(st.sampled_from(tokens)),
+                    draw(st.sampled_from(["yes", "no"])),
+                ]
+            )
+        )
     return "\n".join(lines) + "\n"
 
 

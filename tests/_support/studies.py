@@ -15,16 +15,36 @@ import pandas as pd
 from bias_validity.analyses.questions import simulate_responses
 from bias_validity.probes.schema import IMPLICIT_ORDERS, response_id, validate_responses
 
-__all__ = ["DIMENSION_SC", "RACE_SHIFT", "incomplete_study", "MODELS", "DIMENSIONS", "llama3_study", "llama3_meta",
-           "mixed_reliability_study"]  # fmt: skip
+__all__ = [
+    "DIMENSION_SC",
+    "RACE_SHIFT",
+    "incomplete_study",
+    "MODELS",
+    "DIMENSIONS",
+    "llama3_study",
+    "llama3_meta",
+    "mixed_reliability_study",
+]
 
-DIMENSION_SC = {"age": 0.15, "disability": 0.3, "gender_career": 0.45, "gender_occupation": 0.6, "race": 0.75,
-                "science": 0.9}  # fmt: skip
+DIMENSION_SC = {
+    "age": 0.15,
+    "disability": 0.3,
+    "gender_career": 0.45,
+    "gender_occupation": 0.6,
+    "race": 0.75,
+    "science": 0.9,
+}
 RACE_SHIFT = 0.45  # the synonym wording's SC in race is 0.75 - 0.45 = 0.30
 
 
-def incomplete_study(*, race_shift: float = RACE_SHIFT, reps: int = 100, sessions: int = 1, seed: int = 0,
-                     models: tuple[str, ...] = ("sim:a",)) -> pd.DataFrame:  # fmt: skip
+def incomplete_study(
+    *,
+    race_shift: float = RACE_SHIFT,
+    reps: int = 100,
+    sessions: int = 1,
+    seed: int = 0,
+    models: tuple[str, ...] = ("sim:a",),
+) -> pd.DataFrame:
     """T1 asks items 1-4 in every order; T2 (a synonym form) asks items 5-8 in every order and item 1 in one order
     only, so the two wordings share one cell per dimension. Item effects are nil: a cell's SC is its dimension's,
     except for T2's own items (5-8) in race, shifted down by ``race_shift``."""
@@ -38,10 +58,24 @@ def incomplete_study(*, race_shift: float = RACE_SHIFT, reps: int = 100, session
                 p = sc - race_shift if (dim == "race" and template == "T2" and item != "1") else sc
                 for session in range(1, sessions + 1):
                     for rep in range(reps):
-                        key = dict(model=model, dimension=dim, method="implicit", template_id=template,
-                                   item_id=f"{dim}-{item}", order=order, session=session)  # fmt: skip
-                        rows.append({**key, "rep": rep, "response_id": response_id(**key, rep=rep), "status": "ok",
-                                     "consistent": int(rng.random() < p)})  # fmt: skip
+                        key = dict(
+                            model=model,
+                            dimension=dim,
+                            method="implicit",
+                            template_id=template,
+                            item_id=f"{dim}-{item}",
+                            order=order,
+                            session=session,
+                        )
+                        rows.append(
+                            {
+                                **key,
+                                "rep": rep,
+                                "response_id": response_id(**key, rep=rep),
+                                "status": "ok",
+                                "consistent": int(rng.random() < p),
+                            }
+                        )
     return validate_responses(pd.DataFrame(rows), source="incomplete_study")
 
 
@@ -65,15 +99,23 @@ def llama3_study(seed: int = 0) -> pd.DataFrame:
             item_sd=0.0,
             reps=6,
             seed=seed + i,
-        )  # fmt: skip
+        )
         for i, (m, v) in enumerate(MODELS.items())
     ]
     return pd.concat(parts, ignore_index=True)
 
 
 def llama3_meta(names: dict[str, str] | None = None) -> pd.DataFrame:
-    rows = [dict(model=(names or {}).get(m, m), family="llama-3", parameters=v["parameters"], training_tokens=15e12,
-                 aligned=v["aligned"]) for m, v in MODELS.items()]  # fmt: skip
+    rows = [
+        dict(
+            model=(names or {}).get(m, m),
+            family="llama-3",
+            parameters=v["parameters"],
+            training_tokens=15e12,
+            aligned=v["aligned"],
+        )
+        for m, v in MODELS.items()
+    ]
     return pd.DataFrame(rows)
 
 
@@ -81,7 +123,8 @@ def mixed_reliability_study(dimensions: tuple[str, ...] = ("age", "race", "scien
     """``sim:steady`` answers each item the same way every time (reliable); ``sim:coin`` flips a coin (unreliable);
     ``sim:single`` has one wording and one session (nothing to estimate reliability from)."""
     steady = simulate_responses(models=["sim:steady"], dimensions=dimensions, item_sd=6.0, reps=3, seed=21)
-    coin = simulate_responses(models=["sim:coin"], dimensions=dimensions, sc={"implicit": 0.5, "explicit": 0.5},
-                              item_sd=0.0, seed=22)  # fmt: skip
+    coin = simulate_responses(
+        models=["sim:coin"], dimensions=dimensions, sc={"implicit": 0.5, "explicit": 0.5}, item_sd=0.0, seed=22
+    )
     single = simulate_responses(models=["sim:single"], dimensions=dimensions, n_templates=1, sessions=1, seed=23)
     return pd.concat([steady, coin, single], ignore_index=True)

@@ -20,9 +20,17 @@ def make_tiny_model(directory: Path, *, seed: int = 0) -> Path:
     from bias_validity.probes.backends.model_cache import converted_model_dir
 
     tokenizer = AutoTokenizer.from_pretrained(converted_model_dir("smollm2"))
-    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=16, intermediate_size=32, num_hidden_layers=2,
-                         num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=1024,
-                         bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id)  # fmt: skip
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        max_position_embeddings=1024,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+    )
     torch.manual_seed(seed)
     model = LlamaForCausalLM(config)
     model.config.architectures = ["LlamaForCausalLM"]
