@@ -14,6 +14,7 @@ from scipy import stats
 
 from bias_validity.psychometrics._checks import check_ci, check_columns, numeric_values, to_wide
 from bias_validity.psychometrics.bootstrap import _bootstrap_interval
+from bias_validity.psychometrics.interval_kind import IntervalKind
 
 __all__ = ["krippendorff_alpha", "cohen_kappa", "fleiss_kappa"]
 
@@ -81,7 +82,8 @@ def krippendorff_alpha(
     pandas.DataFrame
         One row: ``alpha``, ``ci_low``, ``ci_high``, ``n_units`` (units with at least two ratings), ``n_raters``,
         ``n_values`` (pairable ratings). With a single observed value alpha is undefined: NaN, and
-        ``attrs["nan_reason"]`` says so. ``attrs`` holds ``ci``, ``level``, ``n_resamples``, ``seed``.
+        ``attrs["nan_reason"]`` says so. ``attrs`` holds ``ci``, ``interval`` (``IntervalKind.PERCENTILE``),
+        ``level``, ``n_resamples``, ``seed``.
 
     Notes
     -----
@@ -119,7 +121,9 @@ def krippendorff_alpha(
     x = wide.to_numpy()
     domain = np.unique(x[~np.isnan(x)])
     out = pd.DataFrame({"n_units": [x.shape[0]], "n_raters": [x.shape[1]], "n_values": [int((~np.isnan(x)).sum())]})
-    out.attrs.update(ci=ci, level=level, n_resamples=n_resamples, seed=seed, nan_reason="")
+    out.attrs.update(
+        ci=ci, interval=IntervalKind.PERCENTILE, level=level, n_resamples=n_resamples, seed=seed, nan_reason=""
+    )
     if domain.size < 2:
         out.insert(0, "alpha", np.nan)
         out.insert(1, "ci_low", np.nan)
@@ -172,7 +176,7 @@ def cohen_kappa(
     pandas.DataFrame
         One row: ``kappa``, ``se`` (asymptotic standard error), ``ci_low``, ``ci_high``, ``n_units``. When both
         raters use one and the same category throughout, kappa is 0/0: NaN with ``attrs["nan_reason"]``.
-        ``attrs`` holds ``ci`` and ``weights``.
+        ``attrs`` holds ``ci``, ``interval`` (``IntervalKind.WALD``) and ``weights``.
 
     Notes
     -----
@@ -211,7 +215,7 @@ def cohen_kappa(
     ).to_numpy()
     out = pd.DataFrame({"kappa": [np.nan], "se": [np.nan], "ci_low": [np.nan], "ci_high": [np.nan]})
     out["n_units"] = wide.shape[0]
-    out.attrs.update(ci=ci, weights=weights, nan_reason="")
+    out.attrs.update(ci=ci, interval=IntervalKind.WALD, weights=weights, nan_reason="")
     if categories.size < 2:
         out.attrs["nan_reason"] = "both raters used a single category throughout: kappa is 0/0"
         return out
@@ -253,8 +257,8 @@ def fleiss_kappa(
     -------
     pandas.DataFrame
         One row: ``kappa``, ``ci_low``, ``ci_high``, ``n_units``, ``n_ratings`` (ratings per unit). A single
-        category throughout gives NaN with ``attrs["nan_reason"]``. ``attrs`` holds ``ci``, ``n_resamples``,
-        ``seed``.
+        category throughout gives NaN with ``attrs["nan_reason"]``. ``attrs`` holds ``ci``, ``interval``
+        (``IntervalKind.PERCENTILE``), ``n_resamples``, ``seed``.
 
     Notes
     -----
@@ -297,7 +301,7 @@ def fleiss_kappa(
     counts, _ = aggregate_raters(matrix)
     out = pd.DataFrame({"kappa": [np.nan], "ci_low": [np.nan], "ci_high": [np.nan]})
     out["n_units"], out["n_ratings"] = counts.shape[0], m
-    out.attrs.update(ci=ci, n_resamples=n_resamples, seed=seed, nan_reason="")
+    out.attrs.update(ci=ci, interval=IntervalKind.PERCENTILE, n_resamples=n_resamples, seed=seed, nan_reason="")
     if counts.shape[1] < 2:
         out.attrs["nan_reason"] = "a single category throughout: no chance-corrected agreement, kappa is 0/0"
         return out

@@ -9,10 +9,13 @@ import numpy as np
 import pandas as pd
 
 from bias_validity.psychometrics._checks import check_ci
+from bias_validity.psychometrics.interval_kind import IntervalKind
 
-__all__ = ["BOOTSTRAP_METHODS", "bootstrap_ci"]
+__all__ = ["BOOTSTRAP_KINDS", "BOOTSTRAP_METHODS", "bootstrap_ci"]
 
 BOOTSTRAP_METHODS = ("BCa", "percentile", "basic")
+#: The interval kind of each ``method`` of :func:`bootstrap_ci` (scipy's names).
+BOOTSTRAP_KINDS = {"BCa": IntervalKind.BCA, "percentile": IntervalKind.PERCENTILE, "basic": IntervalKind.BASIC}
 
 
 def _bootstrap_interval(
@@ -85,7 +88,8 @@ def bootstrap_ci(
     pandas.DataFrame
         One row with columns ``estimate`` (the statistic on the data), ``se`` (bootstrap standard error),
         ``ci_low``, ``ci_high``. Constant data give NaN bounds; ``attrs["nan_reason"]`` says why. ``attrs`` also
-        holds ``ci``, ``method``, ``n_resamples`` and ``seed``.
+        holds ``ci``, ``method``, ``interval`` (the method's :class:`IntervalKind`: ``BCA``, ``PERCENTILE`` or
+        ``BASIC``, see :data:`BOOTSTRAP_KINDS`), ``n_resamples`` and ``seed``.
 
     Notes
     -----
@@ -129,5 +133,12 @@ def bootstrap_ci(
         seed=seed,
     )
     out = pd.DataFrame({"estimate": [estimate], "se": [se], "ci_low": [low], "ci_high": [high]})
-    out.attrs.update(ci=ci, method=method, n_resamples=n_resamples, seed=seed, nan_reason=reason)
+    out.attrs.update(
+        ci=ci,
+        method=method,
+        interval=BOOTSTRAP_KINDS[method],
+        n_resamples=n_resamples,
+        seed=seed,
+        nan_reason=reason,
+    )
     return out

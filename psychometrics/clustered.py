@@ -3,13 +3,17 @@
 Answers to one item are not independent draws: a model that finds one item stereotypical answers it consistently.
 An interval that should hold for the dimension (the next item from it, not only the items asked) resamples whole
 items (the cluster bootstrap, Davison & Hinkley 1997, sec. 3.8; Field & Welsh 2007): each resample draws items with
-replacement and keeps all of an item's answers. Resampling and the interval are ``scipy.stats.bootstrap`` (paired
-over the per-item count arrays); what is written here is only the pooling of counts, which no library offers.
+replacement and keeps all of an item's answers. Resampling and the bootstrap standard error are
+``scipy.stats.bootstrap`` (paired over the per-item count arrays); the interval is the estimate +/- a Student-t
+multiple of that standard error, rescaled for few clusters (Cameron & Miller 2015), not a percentile interval
+(``IntervalKind.ITEM_CLUSTER_T``; ``ANSWER_BOOTSTRAP_T`` where each answer is its own cluster). What is written here
+is the pooling of counts, which no library offers, and that small-sample correction.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -17,13 +21,63 @@ from scipy.stats import t as t_dist
 
 from bias_validity.psychometrics._checks import check_ci
 from bias_validity.psychometrics.bootstrap import _bootstrap_interval
+from bias_validity.psychometrics.interval_kind import IntervalKind
 
 __all__ = ["MIN_CLUSTERS", "ClusterInterval", "cluster_counts", "cluster_interval"]
 
 #: Fewer items than this give too few distinct resamples (2 items: 3 distinct samples) for an interval to mean much.
 MIN_CLUSTERS = 5
 
-ClusterInterval = tuple[float, float, float, str]  #: (estimate, low, high, reason: "" unless an interval is NaN)
+
+@dataclass(frozen=True, slots=True)
+class ClusterInterval:
+    """What :func:`cluster_interval` returns: an estimate, its interval, why the interval is NaN, and its kind.
+
+    It unpacks, indexes and has the length of the 4-tuple ``(estimate, low, high, reason)``, so
+    ``est, low, high, why = cluster_interval(...)`` works; ``unit`` (what a cluster is) is kept beside those four
+    and gives :attr:`kind`, the :class:`~bias_validity.psychometrics.interval_kind.IntervalKind` of the interval.
+
+    Attributes
+    ----------
+    estimate : float
+        The statistic on the pooled counts.
+    low, high : float
+        The interval's bounds (NaN with a ``reason``).
+    reason : str
+        Empty unless the interval is NaN.
+    unit : str
+        What a cluster is: ``"items"`` (the item-cluster bootstrap) or ``"answers"`` (each answer its own cluster).
+
+    Examples
+    --------
+    >>> res = ClusterInterval(0.5, 0.4, 0.6, "", unit="answers")
+    >>> est, low, high, why = res
+    >>> (est, low, high, why), res[1], len(res), res.kind.name
+    ((0.5, 0.4, 0.6, ''), 0.4, 4, 'ANSWER_BOOTSTRAP_T')
+    """
+
+    estimate: float
+    low: float
+    high: float
+    reason: str = ""
+    unit: str = "items"
+
+    @property
+    def kind(self) -> IntervalKind:
+        """``ITEM_CLUSTER_T`` when the clusters are items, ``ANSWER_BOOTSTRAP_T`` otherwise (answers resampled)."""
+        return IntervalKind.ITEM_CLUSTER_T if self.unit == "items" else IntervalKind.ANSWER_BOOTSTRAP_T
+
+    def _four(self) -> tuple[float, float, float, str]:
+        return self.estimate, self.low, self.high, self.reason
+
+    def __iter__(self) -> Iterator[float | str]:
+        return iter(self._four())
+
+    def __len__(self) -> int:
+        return 4
+
+    def __getitem__(self, index: int | slice) -> float | str | tuple[float | str, ...]:
+        return self._four()[index]
 
 
 def cluster_counts(data: pd.DataFrame, *, cluster: str, condition: str, outcome: str) -> dict[str, np.ndarray]:
@@ -83,7 +137,7 @@ def cluster_interval(
     min_clusters: int = MIN_CLUSTERS,
     unit: str = "items",
 ) -> ClusterInterval:
-    """Item-cluster bootstrap interval of ``statistic`` of pooled per-cluster counts, small-sample corrected.
+    """Item-cluster bootstrap interval (t-corrected) of ``statistic`` of pooled per-cluster counts.
 
     Parameters
     ----------
@@ -96,12 +150,14 @@ def cluster_interval(
     min_clusters : int
         Below this many clusters the interval is NaN with the reason (the estimate is still given).
     unit : str
-        What a cluster is, for that reason ("items"; "answers" where each answer is its own cluster).
+        What a cluster is ("items"; "answers" where each answer is its own cluster): named in the reason and setting
+        the interval's kind.
 
     Returns
     -------
-    tuple
-        ``(estimate, low, high, reason)``; ``reason`` is empty unless the interval is NaN.
+    ClusterInterval
+        Unpacks as ``(estimate, low, high, reason)``; ``reason`` is empty unless the interval is NaN. Its ``kind``
+        is ``IntervalKind.ITEM_CLUSTER_T`` for ``unit="items"`` and ``IntervalKind.ANSWER_BOOTSTRAP_T`` otherwise.
 
     Notes
     -----
@@ -125,6 +181,8 @@ def cluster_interval(
     >>> est, low, high, why = cluster_interval(counts, lambda t: t["k"] / t["n"], seed=0)
     >>> bool(low < est < high), bool(low < p.mean() < high), why
     (True, True, '')
+    >>> cluster_interval(counts, lambda t: t["k"] / t["n"], seed=0).kind
+    <IntervalKind.ITEM_CLUSTER_T: 'item-cluster bootstrap, t-corrected'>
     """
     check_ci(ci)
     keys = list(counts)
@@ -140,9 +198,11 @@ def cluster_interval(
     with np.errstate(divide="ignore", invalid="ignore"):
         estimate = float(statistic(totals(*arrays)))
     if size < min_clusters:
-        return estimate, np.nan, np.nan, f"{size} {unit}; a bootstrap interval needs >= {min_clusters}"
+        why = f"{size} {unit}; a bootstrap interval needs >= {min_clusters}"
+        return ClusterInterval(estimate, np.nan, np.nan, why, unit=unit)
     if not np.isfinite(estimate):
-        return estimate, np.nan, np.nan, "the statistic is undefined on these data (a zero denominator)"
+        why = "the statistic is undefined on these data (a zero denominator)"
+        return ClusterInterval(estimate, np.nan, np.nan, why, unit=unit)
 
     def stat(*xs: np.ndarray, axis: int = -1) -> np.ndarray:
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -152,6 +212,7 @@ def cluster_interval(
         arrays, stat, paired=True, vectorized=True, method="percentile", ci=ci, n_resamples=n_resamples, seed=seed
     )
     if not np.isfinite(se):
-        return estimate, np.nan, np.nan, reason or "the statistic is undefined in some resamples (a zero denominator)"
+        why = reason or "the statistic is undefined in some resamples (a zero denominator)"
+        return ClusterInterval(estimate, np.nan, np.nan, why, unit=unit)
     half = t_dist.ppf(0.5 + ci / 2, size - 1) * se * np.sqrt(size / (size - 1))
-    return estimate, estimate - half, estimate + half, ""
+    return ClusterInterval(estimate, estimate - half, estimate + half, "", unit=unit)

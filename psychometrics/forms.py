@@ -15,6 +15,7 @@ import pandas as pd
 from scipy import stats
 
 from bias_validity.psychometrics._checks import check_ci, check_columns, numeric_values
+from bias_validity.psychometrics.interval_kind import IntervalKind
 
 __all__ = ["form_agreement", "form_shifts"]
 
@@ -70,10 +71,11 @@ def form_agreement(
     -------
     pandas.DataFrame
         One row per form: ``form``, ``estimate`` (the share), ``ci_low``, ``ci_high``, ``variance`` (of the
-        share, cluster-robust), ``design_effect``, ``n_clusters``, ``n`` (trials). ``attrs``: ``ci``, ``q``,
-        ``df``, ``p_value`` (Cochran's Q test that every form has the same share), ``tau`` (DerSimonian-Laird
-        between-form standard deviation of the share), ``i2`` (Higgins-Thompson I^2), all NaN with fewer than two
-        forms, and ``nan_reason`` ("" unless the test could not be computed).
+        share, cluster-robust), ``design_effect``, ``n_clusters``, ``n`` (trials). ``attrs``: ``ci``, ``interval``
+        (``IntervalKind.WILSON_DESIGN_EFFECT``), ``q``, ``df``, ``p_value`` (Cochran's Q test that every form has
+        the same share), ``tau`` (DerSimonian-Laird between-form standard deviation of the share), ``i2``
+        (Higgins-Thompson I^2), all NaN with fewer than two forms, and ``nan_reason`` ("" unless the test could not
+        be computed).
 
     Notes
     -----
@@ -141,7 +143,9 @@ def form_agreement(
             )
         )
     out = pd.DataFrame(rows)
-    out.attrs.update(ci=ci, q=np.nan, df=0, p_value=np.nan, tau=np.nan, i2=np.nan)
+    out.attrs.update(
+        ci=ci, interval=IntervalKind.WILSON_DESIGN_EFFECT, q=np.nan, df=0, p_value=np.nan, tau=np.nan, i2=np.nan
+    )
     if len(out) < 2:
         out.attrs["nan_reason"] = f"needs >= 2 forms, found {len(out)}"
         return out
@@ -179,7 +183,8 @@ def form_shifts(
     -------
     pandas.DataFrame
         One row per pair of forms (in sorted order): ``form_a``, ``form_b``, ``difference`` (share of a minus share
-        of b), ``ci_low``, ``ci_high``, ``shared_clusters`` (clusters asked under both), ``n``. ``attrs``: ``ci``.
+        of b), ``ci_low``, ``ci_high``, ``shared_clusters`` (clusters asked under both), ``n``. ``attrs``: ``ci`` and
+        ``interval`` (``IntervalKind.WALD_CLUSTER``).
 
     Notes
     -----
@@ -243,5 +248,5 @@ def form_shifts(
             )
         )
     out = pd.DataFrame(rows, columns=["form_a", "form_b", "difference", "ci_low", "ci_high", "shared_clusters", "n"])
-    out.attrs.update(ci=ci)
+    out.attrs.update(ci=ci, interval=IntervalKind.WALD_CLUSTER)
     return out

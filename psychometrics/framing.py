@@ -11,6 +11,7 @@ from scipy import stats
 from bias_validity.psychometrics._checks import check_ci, check_columns, numeric_values
 from bias_validity.psychometrics.clustered import MIN_CLUSTERS, cluster_counts, cluster_interval
 from bias_validity.psychometrics.estimands import chance_overlap
+from bias_validity.psychometrics.interval_kind import IntervalKind
 from bias_validity.psychometrics.intervals import newcombe_diff_interval
 
 __all__ = ["FramingVerdict", "ablation_retained_share", "position_bias"]
@@ -47,7 +48,7 @@ def ablation_retained_share(
     seed: int | None = None,
     min_clusters: int = MIN_CLUSTERS,
 ) -> pd.DataFrame:
-    """Ablation retained share R = (SC_ablated - 0.5) / (SC_implicit - 0.5) with a bootstrap interval and a verdict.
+    """Ablation retained share R = (SC_ablated - 0.5) / (SC_implicit - 0.5) with a cluster interval and a verdict.
 
     Parameters
     ----------
@@ -76,8 +77,10 @@ def ablation_retained_share(
     -------
     pandas.DataFrame
         One row: ``n_implicit``, ``sc_implicit``, ``sc_implicit_low``, ``sc_implicit_high``, ``n_ablated``,
-        ``sc_ablated``, ``ratio`` (R), ``ci_low``, ``ci_high`` (percentile interval of R) and ``verdict`` (a
-        :class:`FramingVerdict` value). ``attrs`` holds ``ci``, ``n_resamples``, ``seed``, ``cluster``, ``threshold``,
+        ``sc_ablated``, ``ratio`` (R), ``ci_low``, ``ci_high`` (interval of R: item-cluster bootstrap,
+        t-corrected; answer bootstrap, t-corrected without ``cluster``) and ``verdict`` (a :class:`FramingVerdict`
+        value). ``attrs`` holds ``ci``, ``interval`` (``IntervalKind.ITEM_CLUSTER_T`` with ``cluster``,
+        ``IntervalKind.ANSWER_BOOTSTRAP_T`` without), ``n_resamples``, ``seed``, ``cluster``, ``threshold``,
         ``chance_margin`` and ``reason`` (why the verdict).
 
     Notes
@@ -88,15 +91,19 @@ def ablation_retained_share(
     same the Bayesian fit reports. Verdict: ``controllable`` when R's interval lies wholly below ``threshold`` (the
     seed critique's falsification test: a score that more than halves is a controllable response, cf. Bai et al.
     2024 [1]_), ``robust`` when wholly above, ``not estimable`` when the implicit SC's interval (same bootstrap)
-    overlaps the chance band, where the denominator may be zero and R unbounded. Interval: percentile bootstrap
-    over clusters (:func:`bias_validity.psychometrics.clustered.cluster_interval`) [2]_; validated by coverage on
-    simulated answers with a known R.
+    overlaps the chance band, where the denominator may be zero and R unbounded. Interval: item-cluster
+    bootstrap, t-corrected (:func:`bias_validity.psychometrics.clustered.cluster_interval`): R +/- a Student-t
+    multiple (G - 1 degrees of freedom, G clusters) of the bootstrap standard error [2]_ rescaled by
+    :math:`\\sqrt{G / (G - 1)}`, the small-G practice for cluster-robust inference [3]_; without ``cluster`` the
+    same over answers (answer bootstrap, t-corrected). Validated by coverage on simulated answers with a known R.
 
     References
     ----------
     .. [1] Bai, X., Wang, A., Sucholutsky, I., & Griffiths, T. L. (2024). Measuring implicit bias in
        explicitly unbiased large language models. arXiv:2402.04105.
     .. [2] Efron, B., & Tibshirani, R. J. (1993). An Introduction to the Bootstrap. Chapman & Hall.
+    .. [3] Cameron, A. C., & Miller, D. L. (2015). A practitioner's guide to cluster-robust inference. Journal of
+       Human Resources 50(2), 317-372.
 
     Examples
     --------
@@ -123,11 +130,13 @@ def ablation_retained_share(
     keys = subset[cluster].astype(str).to_numpy() if cluster else np.arange(len(subset)).astype(str)
     frame = pd.DataFrame({"c": keys, "m": np.where(is_imp, "imp", "abl"), "y": y})
     counts = cluster_counts(frame, cluster="c", condition="m", outcome="y")
-    opts = dict(ci=ci, n_resamples=n_resamples, seed=seed, min_clusters=min_clusters)
+    unit = "items" if cluster else "answers"
+    opts = dict(ci=ci, n_resamples=n_resamples, seed=seed, min_clusters=min_clusters, unit=unit)
     sc_imp, imp_low, imp_high, _ = cluster_interval(counts, lambda t: t["k:imp"] / t["n:imp"], **opts)
-    ratio, low, high, boot_reason = cluster_interval(
+    retained = cluster_interval(
         counts, lambda t: (t["k:abl"] / t["n:abl"] - 0.5) / (t["k:imp"] / t["n:imp"] - 0.5), **opts
     )
+    ratio, low, high, boot_reason = retained
     band = f"0.5 +/- {chance_margin:g}"
     if chance_overlap(imp_low, imp_high, chance_margin):
         why = boot_reason or f"its interval [{imp_low:.3f}, {imp_high:.3f}] overlaps {band}"
@@ -158,6 +167,7 @@ def ablation_retained_share(
     )
     out.attrs.update(
         ci=ci,
+        interval=retained.kind,
         n_resamples=n_resamples,
         seed=seed,
         cluster=cluster,
@@ -191,8 +201,9 @@ def position_bias(
     pandas.DataFrame
         One row per non-reference level: ``level``, ``reference``, ``n``, ``sc``, ``n_reference``,
         ``sc_reference``, ``difference`` (sc - sc_reference), ``ci_low``, ``ci_high`` (Newcombe interval).
-        ``attrs`` holds ``ci``, ``method`` and ``homogeneity_test`` (chi-square test that the SC is the same
-        under every order: ``chi2``, ``dof``, ``p_value``; NaN when an outcome never occurs).
+        ``attrs`` holds ``ci``, ``method`` ("newcombe"), ``interval`` (``IntervalKind.NEWCOMBE``) and
+        ``homogeneity_test`` (chi-square test that the SC is the same under every order: ``chi2``, ``dof``,
+        ``p_value``; NaN when an outcome never occurs).
 
     Notes
     -----
@@ -251,5 +262,5 @@ def position_bias(
     else:
         res = stats.chi2_contingency(table, correction=False)
         test = {"chi2": float(res.statistic), "dof": int(res.dof), "p_value": float(res.pvalue)}
-    out.attrs.update(ci=ci, method="newcombe", homogeneity_test=test)
+    out.attrs.update(ci=ci, method="newcombe", interval=IntervalKind.NEWCOMBE, homogeneity_test=test)
     return out

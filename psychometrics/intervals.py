@@ -1,8 +1,9 @@
 """Confidence intervals for proportions, their differences and failure rates.
 
 statsmodels does the work (``proportion_confint``, ``confint_proportions_2indep``); this module validates input,
-vectorises over cells and returns tidy DataFrames with the interval settings in ``df.attrs``. For any other
-statistic see :mod:`bias_validity.psychometrics.bootstrap`.
+vectorises over cells and returns tidy DataFrames with the interval settings in ``df.attrs``, its kind (an
+:class:`~bias_validity.psychometrics.interval_kind.IntervalKind`) in ``attrs["interval"]``. For any other statistic
+see :mod:`bias_validity.psychometrics.bootstrap`.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from bias_validity.psychometrics._checks import check_ci, check_columns
+from bias_validity.psychometrics.interval_kind import IntervalKind
 
 __all__ = [
     "wilson_interval",
@@ -38,7 +40,9 @@ def _counts(successes: object, n: object, what: str) -> tuple[np.ndarray, np.nda
     return k.astype(int), m.astype(int)
 
 
-def _proportion_interval(successes: object, n: object, ci: float, sm_method: str, label: str) -> pd.DataFrame:
+def _proportion_interval(
+    successes: object, n: object, ci: float, sm_method: str, label: str, kind: IntervalKind
+) -> pd.DataFrame:
     from statsmodels.stats.proportion import proportion_confint
 
     check_ci(ci)
@@ -52,7 +56,7 @@ def _proportion_interval(successes: object, n: object, ci: float, sm_method: str
     with np.errstate(invalid="ignore", divide="ignore"):
         estimate = np.where(has_trials, k / np.where(has_trials, m, 1), np.nan)
     out = pd.DataFrame({"successes": k, "n": m, "estimate": estimate, "ci_low": low, "ci_high": high})
-    out.attrs.update(ci=ci, method=label, nan_reason="n = 0: no trials, no estimate")
+    out.attrs.update(ci=ci, method=label, interval=kind, nan_reason="n = 0: no trials, no estimate")
     return out
 
 
@@ -75,7 +79,7 @@ def wilson_interval(
     pandas.DataFrame
         One row per cell with columns ``successes``, ``n``, ``estimate`` (successes / n), ``ci_low``, ``ci_high``.
         A cell with ``n = 0`` has NaN estimate and bounds (reason in ``attrs["nan_reason"]``). ``attrs`` holds
-        ``ci`` and ``method``.
+        ``ci``, ``method`` ("wilson") and ``interval`` (``IntervalKind.WILSON``).
 
     Notes
     -----
@@ -97,7 +101,7 @@ def wilson_interval(
        successes    n  estimate  ci_low  ci_high
     0         81  263     0.308  0.2553   0.3662
     """
-    return _proportion_interval(successes, n, ci, "wilson", "wilson")
+    return _proportion_interval(successes, n, ci, "wilson", "wilson", IntervalKind.WILSON)
 
 
 def clopper_pearson_interval(
@@ -118,7 +122,7 @@ def clopper_pearson_interval(
     -------
     pandas.DataFrame
         Columns ``successes``, ``n``, ``estimate``, ``ci_low``, ``ci_high``; NaN where ``n = 0``. ``attrs`` holds
-        ``ci`` and ``method``.
+        ``ci``, ``method`` ("clopper-pearson") and ``interval`` (``IntervalKind.CLOPPER_PEARSON``).
 
     Notes
     -----
@@ -140,11 +144,11 @@ def clopper_pearson_interval(
     0         81  263    0.3080  0.2527   0.3676
     1          1   29    0.0345  0.0009   0.1776
     """
-    return _proportion_interval(successes, n, ci, "beta", "clopper-pearson")
+    return _proportion_interval(successes, n, ci, "beta", "clopper-pearson", IntervalKind.CLOPPER_PEARSON)
 
 
 def _diff_interval(
-    k1: object, n1: object, k2: object, n2: object, ci: float, sm_method: str, label: str
+    k1: object, n1: object, k2: object, n2: object, ci: float, sm_method: str, label: str, kind: IntervalKind
 ) -> pd.DataFrame:
     from statsmodels.stats.proportion import confint_proportions_2indep
 
@@ -167,7 +171,7 @@ def _diff_interval(
             "ci_high": np.atleast_1d(hi),
         }
     )
-    out.attrs.update(ci=ci, method=label)
+    out.attrs.update(ci=ci, method=label, interval=kind)
     return out
 
 
@@ -189,7 +193,7 @@ def newcombe_diff_interval(
     -------
     pandas.DataFrame
         Columns ``successes1``, ``n1``, ``successes2``, ``n2``, ``difference`` (p1 - p2), ``ci_low``, ``ci_high``.
-        ``attrs`` holds ``ci`` and ``method``.
+        ``attrs`` holds ``ci``, ``method`` ("newcombe") and ``interval`` (``IntervalKind.NEWCOMBE``).
 
     Notes
     -----
@@ -210,7 +214,7 @@ def newcombe_diff_interval(
        successes1  n1  successes2  n2  difference  ci_low  ci_high
     0          56  70          48  80         0.2  0.0524   0.3339
     """
-    return _diff_interval(successes1, n1, successes2, n2, ci, "newcomb", "newcombe")
+    return _diff_interval(successes1, n1, successes2, n2, ci, "newcomb", "newcombe", IntervalKind.NEWCOMBE)
 
 
 def agresti_caffo_diff_interval(
@@ -231,7 +235,8 @@ def agresti_caffo_diff_interval(
     -------
     pandas.DataFrame
         Columns ``successes1``, ``n1``, ``successes2``, ``n2``, ``difference`` (the raw p1 - p2), ``ci_low``,
-        ``ci_high``. ``attrs`` holds ``ci`` and ``method``.
+        ``ci_high``. ``attrs`` holds ``ci``, ``method`` ("agresti-caffo") and ``interval``
+        (``IntervalKind.AGRESTI_CAFFO``).
 
     Notes
     -----
@@ -252,7 +257,8 @@ def agresti_caffo_diff_interval(
        successes1  n1  successes2  n2  difference  ci_low  ci_high
     0          56  70          48  80         0.2  0.0525   0.3358
     """
-    return _diff_interval(successes1, n1, successes2, n2, ci, "agresti-caffo", "agresti-caffo")
+    kind = IntervalKind.AGRESTI_CAFFO
+    return _diff_interval(successes1, n1, successes2, n2, ci, "agresti-caffo", "agresti-caffo", kind)
 
 
 def failure_rate(
@@ -277,7 +283,7 @@ def failure_rate(
     -------
     pandas.DataFrame
         One row per group: the ``by`` columns, ``n`` (answers), ``n_failed``, ``failure_rate``, ``ci_low``,
-        ``ci_high``. ``attrs`` holds ``ci`` and ``method`` ("wilson").
+        ``ci_high``. ``attrs`` holds ``ci``, ``method`` ("wilson") and ``interval`` (``IntervalKind.WILSON``).
 
     Notes
     -----
@@ -315,5 +321,5 @@ def failure_rate(
     out["failure_rate"] = interval["estimate"].to_numpy()
     out["ci_low"] = interval["ci_low"].to_numpy()
     out["ci_high"] = interval["ci_high"].to_numpy()
-    out.attrs.update(ci=ci, method="wilson")
+    out.attrs.update(ci=ci, method="wilson", interval=IntervalKind.WILSON)
     return out

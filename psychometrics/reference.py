@@ -89,7 +89,8 @@ def compare_to_human(
     -------
     pandas.DataFrame
         The :func:`bias_validity.psychometrics.validity.rank_agreement` rows (``x``, ``y``, ``method``, ``n``, ``r``,
-        ``p_value``, ``interval``, ``ci_low``, ``ci_high``; ``x`` = ``effect``, ``y`` = ``human``).
+        ``p_value``, ``interval``, ``kind`` (the row's ``IntervalKind``), ``ci_low``, ``ci_high``; ``x`` =
+        ``effect``, ``y`` = ``human``).
         ``attrs`` adds ``matched`` (dimension -> iat), ``unmatched`` and ``source``.
 
     Notes

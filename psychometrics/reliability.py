@@ -13,6 +13,7 @@ import pandas as pd
 from scipy import stats
 
 from bias_validity.psychometrics._checks import check_ci, to_wide
+from bias_validity.psychometrics.interval_kind import IntervalKind
 
 __all__ = ["ICC_FORMS", "icc", "spearman_brown", "split_half", "cronbach_alpha"]
 
@@ -112,8 +113,9 @@ def icc(data: pd.DataFrame, *, targets: str, raters: str, ratings: str, ci: floa
     pandas.DataFrame
         Six rows, columns ``form`` (``ICC(1,1)``, ``ICC(A,1)``, ``ICC(C,1)``, ``ICC(1,k)``, ``ICC(A,k)``,
         ``ICC(C,k)``; see :data:`ICC_FORMS`), ``icc``, ``ci_low``, ``ci_high``, ``F``, ``df1``, ``df2``, ``p_value``
-        (test of ICC = 0). ``attrs`` holds ``ci``, ``n_targets``, ``n_raters`` and ``nan_reason`` ("" unless the
-        ratings are constant, when every figure is NaN because the ICC is 0/0).
+        (test of ICC = 0). ``attrs`` holds ``ci``, ``interval`` (``IntervalKind.ICC_F``), ``n_targets``,
+        ``n_raters`` and ``nan_reason`` ("" unless the ratings are constant, when every figure is NaN because the
+        ICC is 0/0).
 
     Notes
     -----
@@ -165,7 +167,8 @@ def icc(data: pd.DataFrame, *, targets: str, raters: str, ratings: str, ci: floa
     columns = ["form", "icc", "ci_low", "ci_high", "F", "df1", "df2", "p_value"]
     if np.ptp(x) == 0:
         out = pd.DataFrame({"form": list(ICC_FORMS)}).reindex(columns=columns)
-        out.attrs.update(ci=ci, n_targets=n, n_raters=k, nan_reason="all ratings are equal: the ICC is 0/0")
+        why = "all ratings are equal: the ICC is 0/0"
+        out.attrs.update(ci=ci, interval=IntervalKind.ICC_F, n_targets=n, n_raters=k, nan_reason=why)
         return out
     long = wide.reset_index().melt(id_vars=targets, var_name="_rater", value_name="_rating")
     long = long.rename(columns={targets: "_target"})
@@ -186,7 +189,7 @@ def icc(data: pd.DataFrame, *, targets: str, raters: str, ratings: str, ci: floa
             "p_value": res["pval"].to_numpy(dtype=float),
         }
     )
-    out.attrs.update(ci=ci, n_targets=n, n_raters=k, nan_reason="")
+    out.attrs.update(ci=ci, interval=IntervalKind.ICC_F, n_targets=n, n_raters=k, nan_reason="")
     return out
 
 
@@ -344,7 +347,7 @@ def cronbach_alpha(data: pd.DataFrame, *, subjects: str, items: str, scores: str
     -------
     pandas.DataFrame
         One row: ``alpha``, ``ci_low``, ``ci_high``, ``n_subjects``, ``n_items``. Constant scores give NaN with
-        ``attrs["nan_reason"]``; ``attrs`` also holds ``ci``.
+        ``attrs["nan_reason"]``; ``attrs`` also holds ``ci`` and ``interval`` (``IntervalKind.FELDT``).
 
     Notes
     -----
@@ -390,5 +393,5 @@ def cronbach_alpha(data: pd.DataFrame, *, subjects: str, items: str, scores: str
         low = 1 - (1 - alpha) * stats.f.isf(a / 2, df1, df2)
         high = 1 - (1 - alpha) * stats.f.isf(1 - a / 2, df1, df2)
     out = pd.DataFrame({"alpha": [alpha], "ci_low": [low], "ci_high": [high], "n_subjects": [n], "n_items": [k]})
-    out.attrs.update(ci=ci, nan_reason=reason)
+    out.attrs.update(ci=ci, interval=IntervalKind.FELDT, nan_reason=reason)
     return out

@@ -14,13 +14,24 @@ from scipy import stats
 
 from bias_validity.psychometrics._checks import check_ci, check_columns, numeric_values, to_wide
 from bias_validity.psychometrics.bootstrap import _bootstrap_interval
+from bias_validity.psychometrics.interval_kind import IntervalKind
 
-__all__ = ["CORRELATION_METHODS", "correlation_ci", "disattenuate", "convergent_validity", "rank_agreement"]
+__all__ = [
+    "CORRELATION_METHODS",
+    "INTERVAL_KINDS",
+    "correlation_ci",
+    "disattenuate",
+    "convergent_validity",
+    "rank_agreement",
+]
 
 CORRELATION_METHODS = ("pearson", "spearman", "kendall")
+#: The :class:`IntervalKind` of each value of the ``interval`` column of :func:`correlation_ci` (the column keeps
+#: these short names; its ``kind`` column holds the members).
+INTERVAL_KINDS = {"fisher_z": IntervalKind.FISHER_Z, "bootstrap_bca": IntervalKind.BCA}
 # Fisher-z variance numerator and the sample-size offset per method (Fieller, Hartley & Pearson 1957).
 _FISHER = {"pearson": (1.0, 3), "spearman": (1.06, 3), "kendall": (0.437, 4)}
-_COLUMNS = ["x", "y", "method", "n", "r", "p_value", "interval", "ci_low", "ci_high"]
+_COLUMNS = ["x", "y", "method", "n", "r", "p_value", "interval", "kind", "ci_low", "ci_high"]
 
 
 def _pearson_along(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -69,9 +80,11 @@ def correlation_ci(
     -------
     pandas.DataFrame
         Two rows, ``interval`` = ``fisher_z`` and ``bootstrap_bca``, with columns ``x``, ``y``, ``method``, ``n``,
-        ``r``, ``p_value`` (scipy's test of zero correlation), ``interval``, ``ci_low``, ``ci_high``. Bounds are NaN
-        where not computable (n too small for Fisher z, constant data); ``attrs["nan_reason"]`` says why.
-        ``attrs`` also holds ``ci``, ``n_resamples``, ``seed``, ``n_dropped``.
+        ``r``, ``p_value`` (scipy's test of zero correlation), ``interval``, ``kind`` (the row's
+        :class:`IntervalKind`: ``FISHER_Z``, ``BCA``; see :data:`INTERVAL_KINDS`), ``ci_low``, ``ci_high``. Bounds
+        are NaN where not computable (n too small for Fisher z, constant data); ``attrs["nan_reason"]`` says why.
+        ``attrs`` also holds ``ci``, ``n_resamples``, ``seed``, ``n_dropped``; the interval kind is per row, so
+        there is no ``attrs["interval"]``.
 
     Notes
     -----
@@ -135,11 +148,13 @@ def correlation_ci(
             reasons.append(reason)
     out = pd.DataFrame(
         [
-            (x, y, method, n, r, p, "fisher_z", *fisher),
-            (x, y, method, n, r, p, "bootstrap_bca", *boot),
+            (x, y, method, n, r, p, "fisher_z", INTERVAL_KINDS["fisher_z"], *fisher),
+            (x, y, method, n, r, p, "bootstrap_bca", INTERVAL_KINDS["bootstrap_bca"], *boot),
         ],
         columns=_COLUMNS,
     )
+    # the members themselves in an object column: pandas (>= 3) would store their str values
+    out["kind"] = pd.Series([INTERVAL_KINDS[label] for label in out["interval"]], index=out.index, dtype=object)
     out.attrs.update(
         ci=ci, n_resamples=n_resamples, seed=seed, n_dropped=int((~keep).sum()), nan_reason="; ".join(reasons)
     )
@@ -272,8 +287,9 @@ def convergent_validity(
     -------
     pandas.DataFrame
         Two rows per method pair (the :func:`correlation_ci` columns: ``x``, ``y``, ``method``, ``n``, ``r``,
-        ``p_value``, ``interval``, ``ci_low``, ``ci_high``) plus ``r_disattenuated``, ``ci_low_disattenuated``,
-        ``ci_high_disattenuated``, ``flagged`` and ``reason`` (NaN / False / "" without ``reliabilities``).
+        ``p_value``, ``interval``, ``kind``, ``ci_low``, ``ci_high``) plus ``r_disattenuated``,
+        ``ci_low_disattenuated``, ``ci_high_disattenuated``, ``flagged`` and ``reason`` (NaN / False / "" without
+        ``reliabilities``).
 
     Notes
     -----
@@ -355,8 +371,8 @@ def rank_agreement(
     pandas.DataFrame
         Four rows: ``method`` in (``spearman``, ``kendall``) x ``interval`` in (``fisher_z``, ``bootstrap_bca``),
         with the :func:`correlation_ci` columns (``x``, ``y``, ``method``, ``n``, ``r``, ``p_value``,
-        ``interval``, ``ci_low``, ``ci_high``). With few units the intervals are NaN and ``attrs["nan_reason"]``
-        says why; the exact p-value remains.
+        ``interval``, ``kind``, ``ci_low``, ``ci_high``). With few units the intervals are NaN and
+        ``attrs["nan_reason"]`` says why; the exact p-value remains.
 
     Notes
     -----

@@ -6,6 +6,7 @@ import pytest
 from scipy import stats
 
 from bias_validity.psychometrics.agreement import cohen_kappa, fleiss_kappa, krippendorff_alpha
+from bias_validity.psychometrics.interval_kind import IntervalKind
 
 NAN = np.nan
 # Krippendorff (2011), "Computing Krippendorff's alpha-reliability", section C: 4 coders x 12 units, missing data.
@@ -141,3 +142,18 @@ def test_fleiss_kappa_unequal_ratings_refused():
     df = pd.DataFrame({"u": [0, 0, 1, 1, 1], "y": [1, 0, 1, 1, 0]})
     with pytest.raises(ValueError, match="same number of ratings"):
         fleiss_kappa(df, units="u", ratings="y")
+
+
+def test_agreement_coefficients_stamp_their_interval_kinds():
+    alpha = krippendorff_alpha(_krippendorff_long(), units="unit", raters="coder", ratings="value", n_resamples=100)
+    assert alpha.attrs["interval"] is IntervalKind.PERCENTILE
+    same = pd.DataFrame({"unit": [0, 0, 1, 1], "coder": [0, 1, 0, 1], "value": [2, 2, 2, 2]})
+    assert krippendorff_alpha(same, units="unit", raters="coder", ratings="value").attrs["interval"] is (
+        IntervalKind.PERCENTILE
+    )
+    pairs = pd.DataFrame(
+        {"item": list(range(6)) * 2, "s": [1] * 6 + [2] * 6, "y": [1, 1, 0, 0, 1, 0, 1, 1, 0, 1, 1, 0]}
+    )
+    assert cohen_kappa(pairs, units="item", raters="s", ratings="y").attrs["interval"] is IntervalKind.WALD
+    cells = pd.DataFrame({"cell": np.repeat(range(5), 3), "y": [1, 1, 1, 0, 0, 0, 1, 1, 0, 1, 1, 1, 0, 0, 1]})
+    assert fleiss_kappa(cells, units="cell", ratings="y", n_resamples=100).attrs["interval"] is IntervalKind.PERCENTILE

@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 
 from bias_validity.psychometrics.framing import FramingVerdict, ablation_retained_share, position_bias
+from bias_validity.psychometrics.interval_kind import IntervalKind
 from bias_validity.psychometrics.intervals import newcombe_diff_interval
 
 
@@ -18,8 +19,8 @@ def _answers(rng, p_implicit, p_ablated, n):
 
 
 def test_ratio_interval_covers_known_ratio():
-    """SC 0.85 -> 0.64: R (0.14 / 0.35) = 0.4; 300 answers per condition; the percentile interval covers
-    it in 88-99% of 150."""
+    """SC 0.85 -> 0.64: R (0.14 / 0.35) = 0.4; 300 answers per condition; the answer-bootstrap, t-corrected
+    interval covers it in 88-99% of 150."""
     rng = np.random.default_rng(0)
     hits = 0
     for _ in range(150):
@@ -121,3 +122,33 @@ def test_position_bias_matches_newcombe_for_each_level():
         position_bias(df, order="order", outcome="consistent", reference="z")
     with pytest.raises(ValueError, match="at least 2 levels"):
         position_bias(df[df["order"] == "a"], order="order", outcome="consistent")
+
+
+def test_ablation_stamps_item_cluster_or_answer_bootstrap_kind():
+    rng = np.random.default_rng(4)
+    df = _answers(rng, 0.85, 0.64, 100).assign(item=lambda d: (np.arange(len(d)) % 10).astype(str))
+    kw = dict(condition="method", outcome="consistent", n_resamples=200, seed=0)
+    by_item = ablation_retained_share(df, cluster="item", **kw)
+    by_answer = ablation_retained_share(df, **kw)
+    assert by_item.attrs["interval"] is IntervalKind.ITEM_CLUSTER_T
+    assert by_answer.attrs["interval"] is IntervalKind.ANSWER_BOOTSTRAP_T
+    few = ablation_retained_share(df.iloc[[0, 1, 100, 101]], **kw)  # 4 answers: no interval, the kind still given
+    assert few.attrs["interval"] is IntervalKind.ANSWER_BOOTSTRAP_T
+    assert few["verdict"].iloc[0] == FramingVerdict.NOT_ESTIMABLE
+
+
+def test_ablation_known_answer_and_its_doctest_verdict_unchanged():
+    df = pd.DataFrame(
+        {"method": ["implicit"] * 100 + ["ablated"] * 100, "consistent": [1] * 90 + [0] * 10 + [1] * 55 + [0] * 45}
+    )
+    out = ablation_retained_share(df, condition="method", outcome="consistent", seed=0)
+    assert out["ratio"].iloc[0] == pytest.approx(0.125)
+    assert out["verdict"].iloc[0] == FramingVerdict.CONTROLLABLE
+
+
+def test_position_bias_stamps_newcombe():
+    df = pd.DataFrame({"order": ["AB"] * 70 + ["BA"] * 80, "consistent": [1] * 56 + [0] * 14 + [1] * 48 + [0] * 32})
+    out = position_bias(df, order="order", outcome="consistent", reference="BA")
+    assert out.attrs["interval"] is IntervalKind.NEWCOMBE
+    assert out.attrs["method"] == "newcombe"
+    assert out[["ci_low", "ci_high"]].iloc[0].round(4).tolist() == [0.0524, 0.3339]

@@ -5,7 +5,11 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from bias_validity.psychometrics.bootstrap import bootstrap_ci
+from bias_validity import psychometrics
+from bias_validity.psychometrics.bootstrap import BOOTSTRAP_KINDS, bootstrap_ci
+from bias_validity.psychometrics.clustered import ClusterInterval, cluster_counts, cluster_interval
+from bias_validity.psychometrics.forms import form_agreement, form_shifts
+from bias_validity.psychometrics.interval_kind import IntervalKind
 from bias_validity.psychometrics.intervals import (
     agresti_caffo_diff_interval,
     clopper_pearson_interval,
@@ -147,3 +151,96 @@ def test_bootstrap_paired_difference_is_reproducible():
 def test_bootstrap_bad_arguments(kwargs, message):
     with pytest.raises(ValueError, match=message):
         bootstrap_ci([np.arange(5.0), np.arange(6.0)], lambda a, b: a.mean() - b.mean(), **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("out", "kind", "method"),
+    [
+        (wilson_interval([3, 0], [5, 3]), IntervalKind.WILSON, "wilson"),
+        (clopper_pearson_interval(81, 263), IntervalKind.CLOPPER_PEARSON, "clopper-pearson"),
+        (newcombe_diff_interval(56, 70, 48, 80), IntervalKind.NEWCOMBE, "newcombe"),
+        (agresti_caffo_diff_interval(56, 70, 48, 80), IntervalKind.AGRESTI_CAFFO, "agresti-caffo"),
+        (failure_rate(pd.DataFrame({"status": ["ok", "error", "ok"]}), status="status"), IntervalKind.WILSON, "wilson"),
+    ],
+    ids=["wilson", "clopper-pearson", "newcombe", "agresti-caffo", "failure_rate"],
+)
+def test_interval_functions_stamp_their_kind_beside_the_old_method_label(out, kind, method):
+    assert out.attrs["interval"] is kind
+    assert out.attrs["method"] == method  # the label other code reads stays as it was
+
+
+@pytest.mark.parametrize("method", ["BCa", "percentile", "basic"])
+def test_bootstrap_ci_stamps_the_kind_of_its_method(method):
+    out = bootstrap_ci([np.arange(20.0)], np.mean, method=method, n_resamples=200, seed=1)
+    expected = {"BCa": IntervalKind.BCA, "percentile": IntervalKind.PERCENTILE, "basic": IntervalKind.BASIC}[method]
+    assert out.attrs["interval"] is expected is BOOTSTRAP_KINDS[method]
+    assert out.attrs["method"] == method
+
+
+def test_forms_stamp_design_effect_wilson_and_cluster_wald():
+    cells = pd.DataFrame(
+        {"form": ["A"] * 4 + ["B"] * 4, "item": ["1", "2", "3", "4"] * 2, "k": [10, 9, 2, 1, 8, 7, 0, 0], "n": [10] * 8}
+    )
+    kw = dict(forms="form", clusters="item", successes="k", trials="n")
+    assert form_agreement(cells, **kw).attrs["interval"] is IntervalKind.WILSON_DESIGN_EFFECT
+    assert form_agreement(cells[cells["form"] == "A"], **kw).attrs["interval"] is IntervalKind.WILSON_DESIGN_EFFECT
+    assert form_shifts(cells, **kw).attrs["interval"] is IntervalKind.WALD_CLUSTER
+
+
+def _item_counts(n_items: int) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(0)
+    return {"k": rng.binomial(20, rng.uniform(0.5, 0.9, n_items)).astype(float), "n": np.full(n_items, 20.0)}
+
+
+def test_cluster_interval_kind_follows_its_unit_and_it_still_unpacks_as_four():
+    counts = _item_counts(30)
+    share = lambda t: t["k"] / t["n"]  # noqa: E731
+    items = cluster_interval(counts, share, seed=0)
+    answers = cluster_interval(counts, share, seed=0, unit="answers")
+    assert isinstance(items, ClusterInterval)
+    assert items.kind is IntervalKind.ITEM_CLUSTER_T and items.unit == "items"
+    assert answers.kind is IntervalKind.ANSWER_BOOTSTRAP_T and answers.unit == "answers"
+    est, low, high, why = items
+    assert (est, low, high, why) == (items.estimate, items.low, items.high, items.reason) == tuple(items)
+    assert len(items) == 4 and items[0] == est and items[1:3] == (low, high) and items[-1] == why == ""
+    assert est == pytest.approx(counts["k"].sum() / counts["n"].sum())
+    assert low < est < high
+    # the unit names the kind and the reason only: the interval is the same numbers
+    assert tuple(answers) == tuple(items)
+
+
+def test_cluster_interval_too_few_clusters_keeps_its_kind_and_reason():
+    counts = _item_counts(3)
+    share = lambda t: t["k"] / t["n"]  # noqa: E731
+    est, low, high, why = few = cluster_interval(counts, share, unit="answers")
+    assert np.isnan(low) and np.isnan(high) and why == "3 answers; a bootstrap interval needs >= 5"
+    assert few.kind is IntervalKind.ANSWER_BOOTSTRAP_T
+    assert cluster_interval(counts, share).kind is IntervalKind.ITEM_CLUSTER_T
+
+
+def test_cluster_interval_known_answer_unchanged():
+    """estimate +/- t_{G-1} * bootstrap SE * sqrt(G / (G - 1)), the bootstrap SE being scipy's (same seed)."""
+    counts = _item_counts(12)
+    res = stats.bootstrap(
+        (counts["k"], counts["n"]),
+        lambda k, n, axis=-1: k.sum(axis=axis) / n.sum(axis=axis),
+        paired=True,
+        vectorized=True,
+        method="percentile",
+        n_resamples=2000,
+        rng=np.random.default_rng(0),
+    )
+    est = counts["k"].sum() / counts["n"].sum()
+    half = stats.t.ppf(0.975, 11) * res.standard_error * np.sqrt(12 / 11)
+    out = cluster_interval(counts, lambda t: t["k"] / t["n"], seed=0)
+    assert tuple(out)[:3] == pytest.approx((est, est - half, est + half))
+
+
+def test_cluster_names_are_exported_lazily():
+    assert psychometrics.ClusterInterval is ClusterInterval
+    assert psychometrics.IntervalKind is IntervalKind
+    frame = pd.DataFrame({"item": list("aabbccddee"), "m": ["x"] * 10, "y": [1, 0] * 5})
+    counts = cluster_counts(frame, cluster="item", condition="m", outcome="y")
+    assert psychometrics.cluster_interval(counts, lambda t: t["k:x"] / t["n:x"], n_resamples=200).kind == (
+        "item-cluster bootstrap, t-corrected"
+    )

@@ -5,6 +5,7 @@ import pandas as pd
 import pingouin
 import pytest
 
+from bias_validity.psychometrics.interval_kind import IntervalKind
 from bias_validity.psychometrics.reliability import ICC_FORMS, cronbach_alpha, icc, spearman_brown, split_half
 
 SHROUT_FLEISS = [[9, 2, 5, 8], [6, 1, 3, 2], [8, 4, 6, 8], [7, 1, 2, 6], [10, 5, 6, 9], [6, 2, 4, 7]]
@@ -168,3 +169,12 @@ def test_pingouin_labels_of_every_version_map_to_stable_forms():
     assert new.apply(_stable_form, axis=1).tolist() == list(ICC_FORMS)
     with pytest.raises(ValueError, match="unrecognised pingouin ICC label"):
         _stable_form(pd.Series({"Type": "ICC4"}))
+
+
+def test_icc_and_alpha_stamp_their_f_interval_kinds():
+    data = _long(np.array(SHROUT_FLEISS, dtype=float))
+    assert icc(data, targets="cell", raters="session", ratings="sc").attrs["interval"] is IntervalKind.ICC_F
+    constant = icc(_long(np.ones((5, 2))), targets="cell", raters="session", ratings="sc")
+    assert constant.attrs["interval"] is IntervalKind.ICC_F
+    alpha = cronbach_alpha(data, subjects="cell", items="session", scores="sc")
+    assert alpha.attrs["interval"] is IntervalKind.FELDT

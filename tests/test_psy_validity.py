@@ -5,7 +5,15 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from bias_validity.psychometrics.validity import convergent_validity, correlation_ci, disattenuate, rank_agreement
+from bias_validity.psychometrics.interval_kind import IntervalKind
+from bias_validity.psychometrics.reference import compare_to_human
+from bias_validity.psychometrics.validity import (
+    INTERVAL_KINDS,
+    convergent_validity,
+    correlation_ci,
+    disattenuate,
+    rank_agreement,
+)
 
 
 def _bivariate(rng: np.random.Generator, rho: float, n: int) -> pd.DataFrame:
@@ -126,3 +134,22 @@ def test_rank_agreement_exact_values_and_small_n():
     small = rank_agreement(data.iloc[:3], estimate="llm", reference="human", n_resamples=200, seed=0)
     assert small.loc[small["interval"] == "fisher_z", "ci_low"].isna().all()
     assert "Fisher z needs" in small.attrs["nan_reason"]
+
+
+def test_correlation_rows_carry_their_interval_kind_beside_the_old_label():
+    data = _bivariate(np.random.default_rng(0), 0.5, 40)
+    out = correlation_ci(data, x="a", y="b", n_resamples=200, seed=0)
+    assert out["interval"].tolist() == ["fisher_z", "bootstrap_bca"]  # the labels other code reads stay
+    assert out["kind"].tolist() == [IntervalKind.FISHER_Z, IntervalKind.BCA]
+    assert all(INTERVAL_KINDS[label] is kind for label, kind in zip(out["interval"], out["kind"], strict=True))
+    assert list(out.columns).index("kind") == list(out.columns).index("interval") + 1
+    long = pd.DataFrame(
+        {"item": list(range(40)) * 2, "method": ["x"] * 40 + ["y"] * 40, "score": [*data["a"], *data["b"]]}
+    )
+    pairs = convergent_validity(long, units="item", methods="method", scores="score", n_resamples=200, seed=0)
+    assert pairs["kind"].tolist() == [IntervalKind.FISHER_Z, IntervalKind.BCA]
+    ranks = rank_agreement(data, estimate="a", reference="b", n_resamples=200, seed=0)
+    assert ranks["kind"].tolist() == [IntervalKind.FISHER_Z, IntervalKind.BCA] * 2
+    llm = pd.DataFrame({"dimension": ["age", "disability", "race"], "d": [0.9, 1.3, 0.4]})
+    human = compare_to_human(llm, dimension="dimension", effect="d", n_resamples=200, seed=0)
+    assert set(human["kind"]) == {IntervalKind.FISHER_Z, IntervalKind.BCA}

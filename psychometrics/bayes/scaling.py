@@ -164,7 +164,7 @@ def scaling_identifiability(
     distinct = len({tuple(r) for r in np.round(logx, 9)})
     design = sm.add_constant(logx, has_constant="add")
     r = float(np.corrcoef(logx.T)[0, 1]) if distinct > 1 and np.all(logx.std(axis=0) > 0) else float("nan")
-    if np.isfinite(r):
+    if np.isfinite(r) and abs(r) < 1 - 1e-12:  # exactly collinear logs (e.g. two points) leave X'X singular
         with warnings.catch_warnings():  # statsmodels warns of a poorly conditioned design: reported below
             warnings.simplefilter("ignore", UserWarning)
             vif = [float(variance_inflation_factor(design, j)) for j in (1, 2)]
