@@ -1,4 +1,5 @@
-"""Synthetic responses tables with known truth, for the questions' tests and docstring examples."""
+"""Synthetic responses tables with known truth, for the questions' tests and docstring examples; built row by row
+with :func:`bias_validity.simulate.rows.answer_row`."""
 
 from __future__ import annotations
 
@@ -18,10 +19,8 @@ from bias_validity.probes.schema import (
     Status,
     candidate_order,
     is_reversed,
-    likert_consistent,
-    response_id,
-    validate_responses,
 )
+from bias_validity.simulate.rows import SIMULATED_ANSWER, answer_row, rows_to_table
 
 __all__ = ["DEFAULT_SC", "simulate_responses"]
 
@@ -114,16 +113,15 @@ def simulate_responses(
     rng = np.random.default_rng(seed)
     rows: list[dict[str, object]] = []
 
-    def likert_answer(consistency: float, reversed_statement: bool) -> tuple[int, int]:
-        """(consistent, rating) of a Likert answer: agree at logit +/-consistency + acquiescence."""
+    def likert_rating(consistency: float, reversed_statement: bool) -> int:
+        """A Likert rating: agree (4-5) at logit +/-consistency + acquiescence, else disagree (1-2)."""
         agree = rng.random() < expit((-consistency if reversed_statement else consistency) + acquiescence)
-        likert = int(rng.integers(4, 6) if agree else rng.integers(1, 3))
-        return int(likert_consistent(likert, reversed_statement)), likert
+        return int(rng.integers(4, 6) if agree else rng.integers(1, 3))
 
     def add(model, dim, method, template, item, order, session, rep, consistent=None, likert=None, score=None):
         refused = refusal_rate > 0 and method in DEFAULT_SC and rng.random() < refusal_rate
         rows.append(
-            dict(
+            answer_row(
                 model=model,
                 dimension=dim,
                 method=method,
@@ -136,17 +134,7 @@ def simulate_responses(
                 consistent=None if refused else consistent,
                 likert=None if refused else likert,
                 score=score,
-                raw_response="I would rather not say." if refused else "simulated",
-                response_id=response_id(
-                    model=model,
-                    dimension=dim,
-                    method=method,
-                    template_id=template,
-                    item_id=item,
-                    order=order,
-                    session=session,
-                    rep=rep,
-                ),
+                raw_response="I would rather not say." if refused else SIMULATED_ANSWER,
             )
         )
 
@@ -169,21 +157,21 @@ def simulate_responses(
                                     add(model, dim, method, f"{method}-{t}", item, order, session, rep, c)
                                     if method == _IMP and (c == 1 or balanced) and _REF in truth:
                                         ref_order = order if c == 1 else order + REVERSED_SUFFIX
-                                        agree, likert = likert_answer(logit(truth[_REF]) + u[i], c == 0)
+                                        likert = likert_rating(logit(truth[_REF]) + u[i], c == 0)
                                         tid = f"reflect/{method}-{t}"
-                                        add(model, dim, _REF, tid, item, ref_order, session, rep, agree, likert)
+                                        add(model, dim, _REF, tid, item, ref_order, session, rep, likert=likert)
             for i, item in enumerate(items):
                 if _EXP in truth:
                     polarity = ("", REVERSED_SUFFIX) if balanced else ("",)
                     for order in [o + suffix for o in ATTRIBUTE_ORDERS for suffix in polarity]:
                         for session in range(1, sessions + 1):
                             for rep in range(reps):
-                                c, likert = likert_answer(logit(truth[_EXP]) + u[i], is_reversed(order))
-                                add(model, dim, _EXP, "explicit-1", item, order, session, rep, c, likert)
+                                likert = likert_rating(logit(truth[_EXP]) + u[i], is_reversed(order))
+                                add(model, dim, _EXP, "explicit-1", item, order, session, rep, likert=likert)
                 for order in ATTRIBUTE_ORDERS:
                     score = logit(truth.get(_IMP, 0.5)) + u_other[i] + rng.normal(0.0, 0.3)
                     add(model, dim, _LOG, "sentence-1", item, order, 1, 0, int(score > 0), score=score)
                 score = 0.2 * u_other[i] + rng.normal(0.0, 0.1)
                 add(model, dim, _EMB, "pair", item, "-", 1, 0, int(score > 0), score=score)
             add(model, dim, _EMB, "weat", WEAT_ITEM, "-", 1, 0, score=float(np.mean(u_other)))
-    return validate_responses(pd.DataFrame(rows), source="simulate_responses")
+    return rows_to_table(rows, source="simulate_responses")

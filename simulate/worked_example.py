@@ -1,6 +1,6 @@
 """The README's worked example: a small simulated study of base and tuned models at two sizes, worded incompletely.
 
-Run ``python -m bias_validity.analyses.questions.worked_example FOLDER`` to write ``worked_example.csv`` (the
+Run ``python -m bias_validity.simulate.worked_example FOLDER`` to write ``worked_example.csv`` (the
 responses table) and ``worked_example_models.csv`` (its models file) into FOLDER, then ``bias-validity report
 FOLDER/worked_example.csv --models-file FOLDER/worked_example_models.csv --no-fit --out report.html``.
 """
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from bias_validity.analyses.questions.simulate import simulate_responses
 from bias_validity.probes.schema import Method, validate_responses
+from bias_validity.simulate.responses import simulate_responses
 
 __all__ = ["TRUTH", "RESPONSES_FILE", "MODELS_FILE", "worked_example", "worked_example_models", "write_worked_example"]
 
@@ -37,10 +37,20 @@ _SECOND_FORM = "-2"  # the synonym wording: template ``<method>-2``, asked on th
 def worked_example(seed: int = 0) -> pd.DataFrame:
     """The worked example's responses table: four models, three dimensions, ten items, one session.
 
-    Every method is simulated (:func:`bias_validity.analyses.questions.simulate.simulate_responses`, item SD 1.2,
+    Every method is simulated (:func:`bias_validity.simulate.simulate_responses`, item SD 1.2,
     four repetitions, balanced explicit items); the design is incomplete: the second wording of the sampled
     methods (``implicit-2``, ``ablated-2`` and the reflections on ``implicit-2``) covers items 6-10 only, and
     there is one session.
+
+    Parameters
+    ----------
+    seed : int
+        Seed of the first model's draws (model ``i`` of :data:`TRUTH` uses ``seed + i``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The validated responses table.
 
     Examples
     --------
@@ -71,7 +81,18 @@ def worked_example(seed: int = 0) -> pd.DataFrame:
 
 
 def worked_example_models() -> pd.DataFrame:
-    """The worked example's models file: one family, sizes 1B and 8B, equal training tokens, base and tuned."""
+    """The worked example's models file: one family, sizes 1B and 8B, equal training tokens, base and tuned.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per model of :data:`TRUTH`: ``model``, ``family``, ``parameters``, ``training_tokens``, ``aligned``.
+
+    Examples
+    --------
+    >>> worked_example_models()[["model", "parameters", "aligned"]].to_numpy().tolist()[:2]
+    [['sim:base-1b', '1B', 'no'], ['sim:tuned-1b', '1B', 'yes']]
+    """
     return pd.DataFrame(
         [
             dict(
@@ -87,13 +108,26 @@ def worked_example_models() -> pd.DataFrame:
 
 
 def write_worked_example(folder: str | Path, seed: int = 0) -> tuple[Path, Path]:
-    """Write the responses table and the models file into ``folder``; returns their paths."""
+    """Write the responses table and the models file into ``folder``.
+
+    Parameters
+    ----------
+    folder : str or Path
+        Where to write :data:`RESPONSES_FILE` and :data:`MODELS_FILE` (created if missing).
+    seed : int
+        Passed to :func:`worked_example`.
+
+    Returns
+    -------
+    tuple of Path
+        The responses table's path and the models file's.
+    """
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     responses, models = folder / RESPONSES_FILE, folder / MODELS_FILE
     table = worked_example(seed)
     table.to_csv(responses, index=False, float_format="%.6g")
-    header = "# The README's worked example (python -m bias_validity.analyses.questions.worked_example)\n"
+    header = "# The README's worked example (python -m bias_validity.simulate.worked_example)\n"
     models.write_text(header + worked_example_models().to_csv(index=False), encoding="utf-8")
     return responses, models
 

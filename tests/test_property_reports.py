@@ -1,12 +1,19 @@
 """Property: on any responses table (random models, methods, dimensions, templates, sessions, statuses, missing
-cells; one item, one model) and any models file, building and rendering the report never raises and every verdict
-has a reason (issue 14, Deliver 3). Bounded here; bench/property_reports.py runs it longer."""
+cells; one item, one model) and any models file, building and rendering the report never raises, every verdict
+has a reason of its own (never the report's catch-all) and no sentence prints NaN (issue 14, Deliver 3). Bounded
+here; bench/property_reports.py runs it longer."""
 
 from __future__ import annotations
 
+import numpy as np
+import pandas as pd
 import pytest
-from _support.property_reports import check_report, models_files, responses_tables
+from _support.property_reports import models_files, responses_tables
 from hypothesis import HealthCheck, Phase, find, given, settings
+
+from bias_validity.cli import _report_check as report_check
+from bias_validity.cli._report_check import report_problems
+from bias_validity.simulate import random_models_file, random_shape, random_table, simulate_responses, valid_orders
 
 #: Examples per run of the fast suite (about a second each, no Bayesian fit).
 EXAMPLES = 30
@@ -20,7 +27,7 @@ EXAMPLES = 30
 )
 @given(table=responses_tables(), models_file=models_files())
 def test_any_table_gives_a_report_whose_verdicts_all_have_reasons(table, models_file):
-    assert check_report(table, models_file) == []
+    assert report_problems(table, models_file) == []
 
 
 @pytest.mark.parametrize(
@@ -56,3 +63,44 @@ def _incomplete(t) -> bool:
     imp = t[t["method"] == "implicit"]
     cells = imp.groupby("template_id")[["item_id", "order"]].apply(lambda g: set(map(tuple, g.to_numpy())))
     return len(cells) >= 2 and len(set.intersection(*cells)) < len(set.union(*cells))
+
+
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(table=responses_tables())
+def test_the_tables_ask_each_method_in_its_own_orders(table):
+    keys = table[["method", "template_id", "order"]].drop_duplicates().itertuples(index=False)
+    wrong = [tuple(k) for k in keys if k.order not in valid_orders(k.method, k.template_id)]
+    assert wrong == []
+
+
+def test_numpy_draws_give_the_same_tables_and_files_again():
+    """The benchmark's draws (numpy only) are reproducible from the seed."""
+
+    def draw(seed):
+        rng = np.random.default_rng(seed)
+        return random_table(random_shape(rng), rng), random_models_file(rng)
+
+    (a, file_a), (b, file_b) = draw(5), draw(5)
+    pd.testing.assert_frame_equal(a, b)
+    assert file_a == file_b
+
+
+def test_the_check_sees_the_catch_all_and_nan(monkeypatch):
+    """A report whose sentences fall back on the catch-all or print NaN fails the check (it is not vacuous)."""
+    real = report_check.build_report
+
+    def spoiled(study, fit=None, config=None):
+        report = real(study, fit, config)
+        report.questions[0].summary = "Test-retest ICC = nan [nan, nan]."
+        report.questions[1].evidence = "The analysis stopped on the data with: a bug"
+        first = next(q for q in report.questions if len(q.verdicts))
+        first.verdicts.loc[first.verdicts.index[0], "reason"] = "Not estimable on these data: a bug"
+        return report
+
+    table = simulate_responses(dimensions=["age"], n_items=4, seed=0)
+    assert report_problems(table) == []
+    monkeypatch.setattr(report_check, "build_report", spoiled)
+    problems = report_problems(table)
+    assert any(p.startswith("Q1: summary prints NaN") for p in problems), problems
+    assert any(p.startswith("Q2: evidence is the catch-all") for p in problems), problems
+    assert any("verdict reason is the catch-all" in p for p in problems), problems

@@ -12,14 +12,19 @@ import pandas as pd
 
 from bias_validity.analyses.result import QuestionResult, ValidityReport, Verdict
 from bias_validity.analyses.summary import sc_table, status_counts
-from bias_validity.probes.schema import response_id, validate_responses
 from bias_validity.psychometrics.bayes.diagnostics import describe_gate
+from bias_validity.simulate import answer_row, rows_to_table
 
 MODELS = ("hf:SmolLM2-135M-Instruct-Q4_1", "hf:gemma-3-270m-Q4_K_M", "openai:llama-3.1-8b@127.0.0.1:8000")
 DIMENSIONS = ("age", "disability", "gender_career", "gender_occupation", "race", "science")
 METHODS = ("implicit", "ablated", "explicit")
 SCRIPT_ANSWER = "<script>document.title='pwned'</script> I pick Anna."
 IMG_ANSWER = "<img src=x onerror=\"document.body.setAttribute('data-pwned','1')\"> Mary | `CEO`"
+
+
+#: Two counterbalancing orders per method: the candidate orders of the implicit prompts, the attribute orders of the
+#: explicit statements.
+_ORDERS = {"implicit": ("ab-xy", "ba-xy"), "ablated": ("ab-xy", "ba-xy"), "explicit": ("xy", "yx")}
 
 
 def simulated_responses(seed: int = 7) -> pd.DataFrame:
@@ -31,32 +36,28 @@ def simulated_responses(seed: int = 7) -> pd.DataFrame:
             for method in METHODS:
                 p = {"implicit": 0.55 + 0.05 * d, "ablated": 0.52 + 0.02 * d, "explicit": 0.2 + 0.03 * m}[method]
                 for i in range(8):
-                    for order in ("ab", "ba"):
+                    for order in _ORDERS[method]:
                         for rep in range(4):
-                            key = dict(
-                                model=model,
-                                dimension=dim,
-                                method=method,
-                                template_id=f"{method}-t1",
-                                item_id=f"{dim}-{i + 1:02d}",
-                                order=order,
-                                session=1,
-                            )
                             status = "refusal" if rng.random() < 0.04 * (m + 1) else "ok"
                             consistent = int(rng.random() < p) if status == "ok" else None
                             likert = (4 if consistent else 2) if method == "explicit" and status == "ok" else None
                             rows.append(
-                                {
-                                    **key,
-                                    "rep": rep,
-                                    "response_id": response_id(**key, rep=rep),
-                                    "status": status,
-                                    "consistent": consistent,
-                                    "likert": likert,
-                                    "raw_response": "I cannot help with that." if status != "ok" else "Anna",
-                                }
+                                answer_row(
+                                    model=model,
+                                    dimension=dim,
+                                    method=method,
+                                    template_id=f"{method}-t1",
+                                    item_id=f"{dim}-{i + 1:02d}",
+                                    order=order,
+                                    session=1,
+                                    rep=rep,
+                                    status=status,
+                                    consistent=consistent,
+                                    likert=likert,
+                                    raw_response="I cannot help with that." if status != "ok" else "Anna",
+                                )
                             )
-    return validate_responses(pd.DataFrame(rows), source="simulated")
+    return rows_to_table(rows, source="simulated")
 
 
 def _posterior(sc: pd.DataFrame) -> pd.DataFrame:

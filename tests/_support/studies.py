@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from bias_validity.analyses.questions import simulate_responses
-from bias_validity.probes.schema import IMPLICIT_ORDERS, response_id, validate_responses
+from bias_validity.probes.schema import IMPLICIT_ORDERS
+from bias_validity.simulate import answer_row, rows_to_table, simulate_responses
 
 __all__ = [
     "DIMENSION_SC",
@@ -57,8 +57,8 @@ def incomplete_study(
             for template, item, order in design:
                 p = sc - race_shift if (dim == "race" and template == "T2" and item != "1") else sc
                 for session in range(1, sessions + 1):
-                    for rep in range(reps):
-                        key = dict(
+                    rows += [
+                        answer_row(
                             model=model,
                             dimension=dim,
                             method="implicit",
@@ -66,17 +66,12 @@ def incomplete_study(
                             item_id=f"{dim}-{item}",
                             order=order,
                             session=session,
+                            rep=rep,
+                            consistent=int(rng.random() < p),
                         )
-                        rows.append(
-                            {
-                                **key,
-                                "rep": rep,
-                                "response_id": response_id(**key, rep=rep),
-                                "status": "ok",
-                                "consistent": int(rng.random() < p),
-                            }
-                        )
-    return validate_responses(pd.DataFrame(rows), source="incomplete_study")
+                        for rep in range(reps)
+                    ]
+    return rows_to_table(rows, source="incomplete_study")
 
 
 #: Llama-3 8B and 70B, base and instruct, all trained on 15T tokens. True SCs per model: the implicit SC grows with
