@@ -2,24 +2,29 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    from bias_validity.psychometrics.bayes import BayesFit
 
 __all__ = ["compare_models"]
 
 
-def compare_models(fit: object, a: str, b: str, *, hdi_prob: float | None = None) -> pd.DataFrame:
+def compare_models(fit: BayesFit, a: str, b: str, *, hdi_prob: float | None = None) -> pd.DataFrame:
     """Posterior SC difference of model ``a`` minus model ``b`` in every dimension x method both were asked.
 
     Parameters
     ----------
     fit : BayesFit
-        A fit from :func:`bias_validity.analyses.fit.fit_responses`, or one saved and read back with
+        A fit from :func:`bias_validity.analyses.fit.fit_study`, or one saved and read back with
         :func:`bias_validity.psychometrics.bayes.load_fit` (the posterior and the design travel with it).
     a, b : str
         Model names as in the responses table.
     hdi_prob : float, optional
-        HDI mass; defaults to the fit's own (0.94).
+        HDI mass; defaults to the fit's own (:attr:`FitConfig.hdi_prob` unless the fit was given another).
 
     Returns
     -------
@@ -33,12 +38,12 @@ def compare_models(fit: object, a: str, b: str, *, hdi_prob: float | None = None
     The SCs are the design-averaged ones of :func:`bias_validity.psychometrics.bayes.group_scores`, so the difference
     carries the shared item, template and order effects once (not twice, as two separate fits would).
     """
-    from bias_validity.psychometrics.bayes import group_scores
+    from bias_validity.psychometrics.bayes import FitConfig, group_scores
     from bias_validity.psychometrics.bayes._arviz import summarise_draws
 
     if getattr(fit, "idata", None) is None or getattr(fit, "design", None) is None:
         raise ValueError("compare needs a fit with its posterior and design (a BayesFit); fit the responses again")
-    hdi_prob = fit.quantities.attrs.get("hdi_prob", 0.94) if hdi_prob is None else hdi_prob
+    hdi_prob = fit.quantities.attrs.get("hdi_prob", FitConfig.hdi_prob) if hdi_prob is None else hdi_prob
     sc = group_scores(fit.idata, fit.design)
     models = sorted({k[0] for k in sc})
     for name in (a, b):

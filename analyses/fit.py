@@ -1,15 +1,17 @@
-"""Fit the hierarchical Bayesian model to a responses table: which rows enter how, and the result the reports use.
+"""Fit the hierarchical Bayesian model to a study: which answers enter how, and the result the reports use.
 
-Mapping (an explicit, documented choice):
+Every row set below is a view of the :class:`bias_validity.analyses.study.Study` (``ok``, ``likert``, ``scores``);
+nothing is filtered or recoded here. Mapping (an explicit, documented choice):
 
 - ``implicit`` and ``ablated`` (sampled two-way choices): ``consistent`` of ``ok`` rows, counted per design cell
   (model x dimension x method x template x item x order; sessions and repetitions pooled) -> binomial cells.
-- ``explicit`` and ``reflection`` (Likert): ``likert`` of ``ok`` rows counted per level -> cumulative-logit cells,
-  keyed towards the stereotype: a reversed statement's rating ``r`` enters as ``6 - r`` (its ``order`` carries the
-  reversal, so the order effect absorbs acquiescence). Their SC is the probability of a keyed rating of 4-5 among
+- ``explicit`` and ``reflection`` (Likert): the study's ``likert`` ratings counted per level of their ``keyed``
+  column -> cumulative-logit cells: keyed towards the stereotype by ``probes.schema``'s ``keyed_likert`` (a
+  reversed statement's rating is flipped; its ``order`` carries the reversal, so the order effect absorbs
+  acquiescence). Their SC is the probability of a keyed rating of 4-5 among
   ratings that take a side (not 3), on the same probability scale as the binary SCs (``probes.schema``'s
   ``likert_consistent``). Rows with ``consistent`` but no ``likert`` (imported tables) enter as binomial cells.
-- ``logprob`` and ``embedding`` (deterministic): ``score`` of ``ok`` rows, averaged over sessions and repetitions
+- ``logprob`` and ``embedding`` (deterministic): the study's ``scores`` rows, averaged over sessions and repetitions
   and standardised within method x template, as Gaussian measurements of the same item effects (so they inform the
   latent correlation without pretending to be sampled answers); whole-set rows (``item_id`` ``WEAT``) are left out.
   Closed-set ``choice:`` log-odds are left out: they are the implicit prompt's own answer probabilities, so as a
@@ -28,13 +30,16 @@ is read back with :func:`bias_validity.psychometrics.bayes.load_fit` and checked
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from bias_validity.probes.schema import CHOICE_PREFIX, WEAT_ITEM, Method, Status, is_reversed
+from bias_validity.analyses.study import Study, as_study
+from bias_validity.probes.schema import Method, is_reversed
 
 if TYPE_CHECKING:
+    from bias_validity.analyses.config import AnalysisConfig
     from bias_validity.psychometrics.bayes import BayesFit, FitConfig
 
 __all__ = [
@@ -42,7 +47,7 @@ __all__ = [
     "ORDINAL_METHODS",
     "SCORE_METHODS",
     "responses_to_cells",
-    "fit_responses",
+    "fit_study",
     "check_fit_matches",
 ]
 
@@ -52,13 +57,18 @@ SCORE_METHODS: tuple[str, ...] = (Method.LOGPROB.value, Method.EMBEDDING.value)
 _CELL = ["model", "dimension", "method", "template_id", "item_id", "order"]
 
 
-def responses_to_cells(responses: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    """Split a responses table into the model's binomial cells, Likert counts and continuous scores.
+def responses_to_cells(study: Study | pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Split a study's answers into the model's binomial cells, Likert counts and continuous scores.
+
+    Reads the study's views (:class:`bias_validity.analyses.study.Study`): ``ok`` for the two-way choices,
+    ``likert`` for the ratings keyed towards the stereotype (its ``keyed`` column, coded by
+    :mod:`bias_validity.probes.schema`) and ``scores`` for the deterministic scores (neither WEAT nor ``choice:``
+    rows). :attr:`Study.cells` is this function's result, computed once.
 
     Parameters
     ----------
-    responses : DataFrame
-        The responses table (``bias_validity.probes.schema``).
+    study : Study or DataFrame
+        The study, or a responses table (``bias_validity.probes.schema``) wrapped as one (:func:`as_study`).
 
     Returns
     -------
@@ -75,46 +85,50 @@ def responses_to_cells(responses: pd.DataFrame) -> dict[str, pd.DataFrame]:
     >>> cells["binary"][["k", "n"]].iloc[0].tolist()
     [1, 3]
     """
-    missing = [c for c in (*_CELL, "status", "consistent", "likert", "score") if c not in responses.columns]
-    if missing:
-        raise ValueError(f"responses lack column(s) {', '.join(missing)}; validate with probes.schema first")
-    ok = responses[responses["status"] == Status.OK.value]
-    ok = ok.assign(**{c: ok[c].astype(str) for c in _CELL})
-    likert = ok[ok["method"].isin(ORDINAL_METHODS) & ok["likert"].notna()]
-    keyed = likert["likert"].astype(int).where(~likert["order"].map(is_reversed), 6 - likert["likert"].astype(int))
-    likert = likert.assign(likert=keyed)
+    study = as_study(study)
+
+    def labelled(rows: pd.DataFrame) -> pd.DataFrame:
+        return rows.assign(**{c: rows[c].astype(str) for c in _CELL})
+
+    ok = study.ok
     as_binary = ok["method"].isin(BINARY_METHODS) | (ok["method"].isin(ORDINAL_METHODS) & ok["likert"].isna())
-    binary = ok[as_binary & ok["consistent"].notna()]
+    binary = labelled(ok[as_binary & ok["consistent"].notna()])
     binary = binary.assign(k=binary["consistent"].astype(int)).groupby(_CELL, as_index=False)["k"].agg(["sum", "size"])
     binary = binary.rename(columns={"sum": "k", "size": "n"})
-    ordinal = likert.assign(level=likert["likert"].astype(int)).groupby([*_CELL, "level"], as_index=False).size()
+    likert = labelled(study.likert)
+    ordinal = likert.assign(level=likert["keyed"].astype(int)).groupby([*_CELL, "level"], as_index=False).size()
     ordinal = ordinal.rename(columns={"size": "n"})
-    scored = ok[ok["method"].isin(SCORE_METHODS) & ok["score"].notna() & (ok["item_id"] != WEAT_ITEM)]
-    scored = scored[~scored["template_id"].str.startswith(CHOICE_PREFIX)]
-    scores = scored.assign(score=scored["score"].astype(float)).groupby(_CELL, as_index=False)["score"].mean()
+    scored = labelled(study.scores)
+    scores = scored.groupby(_CELL, as_index=False)["score"].mean()
     return {"binary": binary, "ordinal": ordinal, "scores": scores}
 
 
-def fit_responses(
-    responses: pd.DataFrame, *, models_meta: pd.DataFrame | None = None, config: FitConfig | None = None
+def fit_study(
+    study: Study | pd.DataFrame,
+    *,
+    config: FitConfig | None = None,
+    analysis: AnalysisConfig | None = None,
 ) -> BayesFit:
-    """Fit the hierarchical model to a responses table and return derived quantities and the diagnostics gate.
+    """Fit the hierarchical model to a study and return derived quantities and the diagnostics gate.
 
     Parameters
     ----------
-    responses : DataFrame
-        The responses table (``bias_validity.probes.schema``), e.g. ``bias_validity.probes.store.read_responses``.
-    models_meta : DataFrame, optional
-        Model metadata (:func:`bias_validity.analyses.models_meta.read_models_meta`); its base/aligned pairs of one
-        family and size give the ``base_vs_tuned`` contrasts.
+    study : Study or DataFrame
+        The study (:func:`bias_validity.analyses.study.read_study`), or a responses table
+        (``bias_validity.probes.schema``) wrapped as one. Its ``models_meta`` (the models file), where set, gives
+        the ``base_vs_tuned`` contrasts: base/aligned pairs of one family and size whose models are both present.
     config : FitConfig, optional
         Sampler settings (:class:`bias_validity.psychometrics.bayes.FitConfig`; its defaults when omitted).
+    analysis : AnalysisConfig, optional
+        The analysis the fit serves: its ``hdi_prob`` and ``thresholds.chance_margin`` replace the fit's own, so
+        the fit's intervals and its not-estimable retained shares follow the report's settings.
 
     Returns
     -------
     BayesFit
         ``quantities``: ``quantity``, ``model``, ``dimension``, ``method``, ``mean``, ``hdi_low``, ``hdi_high``,
-        ``p_direction`` (``attrs``: ``hdi_prob``, ``null_values``); ``diagnostics``; ``design``; ``config``.
+        ``p_direction`` (``attrs``: ``hdi_prob``, ``chance_margin``, ``null_values``); ``diagnostics``; ``design``;
+        ``config``.
 
     Notes
     -----
@@ -122,15 +136,21 @@ def fit_responses(
     the mapping of rows onto it in this module's docstring.
     """
     from bias_validity.analyses.models_meta import base_tuned_pairs
-    from bias_validity.psychometrics.bayes import fit_hierarchical
+    from bias_validity.psychometrics.bayes import FitConfig, fit_hierarchical
 
-    cells = responses_to_cells(responses)
+    study = as_study(study)
+    config = FitConfig() if config is None else config
+    if analysis is not None:
+        config = dataclasses.replace(
+            config, hdi_prob=analysis.hdi_prob, chance_margin=analysis.thresholds.chance_margin
+        )
+    cells = study.cells
     if all(len(v) == 0 for v in cells.values()):
         raise ValueError("no ok answers with a stance or score to fit; check the status column of the responses")
     pairs = []
-    if models_meta is not None:
-        present = set(responses["model"].astype(str))
-        pairs = [p for p in base_tuned_pairs(models_meta) if set(p) <= present]
+    if study.models_meta is not None:
+        present = set(study.models)
+        pairs = [p for p in base_tuned_pairs(study.models_meta) if set(p) <= present]
     return fit_hierarchical(
         cells["binary"],
         ordinal=cells["ordinal"],
@@ -141,8 +161,8 @@ def fit_responses(
     )
 
 
-def check_fit_matches(fit: BayesFit, responses: pd.DataFrame, *, fit_name: str, responses_name: str) -> None:
-    """Raise ValueError unless ``fit`` was fitted to exactly the cells ``responses`` give (:func:`responses_to_cells`).
+def check_fit_matches(fit: BayesFit, study: Study | pd.DataFrame, *, fit_name: str, responses_name: str) -> None:
+    """Raise ValueError unless ``fit`` was fitted to exactly the cells ``study`` gives (:func:`responses_to_cells`).
 
     A saved fit is reused only for the answers it was fitted to: a store that gained, lost or changed answers
     since needs a new fit, or its report would mix figures from two different data sets.
@@ -151,7 +171,7 @@ def check_fit_matches(fit: BayesFit, responses: pd.DataFrame, *, fit_name: str, 
     --------
     >>> from bias_validity.psychometrics.bayes import BayesFit, index_design
     >>> rows = pd.DataFrame([dict(model="m", dimension="race", method="implicit", template_id="T1", item_id=item,
-    ...                           order="ab-xy", status="ok", consistent=c, likert=None, score=None)
+    ...                           order="ab-xy", session=0, status="ok", consistent=c, likert=None, score=None)
     ...                      for item in ("race-01", "race-02") for c in (1, 1, 0)])
     >>> cells = responses_to_cells(rows)
     >>> fit = BayesFit(idata=None, design=index_design(cells["binary"]), quantities=pd.DataFrame(),
@@ -162,7 +182,7 @@ def check_fit_matches(fit: BayesFit, responses: pd.DataFrame, *, fit_name: str, 
     ...
     ValueError: fit.nc was fitted to other answers than db (binary cells: 2 in the fit, 2 now, 2 differ); fit again
     """
-    now = responses_to_cells(responses)
+    now = as_study(study).cells
     was = fit.design.cell_tables()
     for kind in ("binary", "ordinal", "scores"):
         fitted, current = _rows(was[kind]), _rows(now[kind])

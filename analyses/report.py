@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from bias_validity import package_versions
-from bias_validity.analyses.questions import convergent, framing, gap, mtmm_tables, reflection, reliability, scaling
-from bias_validity.analyses.questions._common import check_responses
-from bias_validity.analyses.result import QUESTIONS, QuestionResult, Thresholds, ValidityReport, Verdict
-from bias_validity.analyses.summary import acquiescence_table, sc_table, status_counts
+from bias_validity.analyses.config import AnalysisConfig
+from bias_validity.analyses.questions import mtmm_tables
+from bias_validity.analyses.registry import Question, registered_questions
+from bias_validity.analyses.result import QuestionResult, ValidityReport, Verdict
+from bias_validity.analyses.study import Study, as_study
 from bias_validity.probes.schema import Status
 from bias_validity.psychometrics.bayes.ppc import share_outside
+from bias_validity.psychometrics.errors import NotEstimable
+
+if TYPE_CHECKING:
+    from bias_validity.psychometrics.bayes import BayesFit
 
 __all__ = ["EXAMPLES_PER_STATUS", "build_report"]
 
@@ -21,7 +26,7 @@ EXAMPLES_PER_STATUS = 3
 _EXAMPLE_COLUMNS = ["model", "method", "status", "prompt", "raw_response"]
 
 
-def _fit_parts(fit: object) -> tuple[pd.DataFrame | None, dict[str, object] | None]:
+def _fit_parts(fit: BayesFit | None) -> tuple[pd.DataFrame | None, dict[str, object] | None]:
     if fit is None:
         return None, None
     posterior, diagnostics = getattr(fit, "quantities", None), getattr(fit, "diagnostics", None)
@@ -30,17 +35,21 @@ def _fit_parts(fit: object) -> tuple[pd.DataFrame | None, dict[str, object] | No
     return posterior, diagnostics
 
 
-def _ask(question: str, ask: Callable[[], QuestionResult]) -> QuestionResult:
-    """Run one question; data it cannot use gives NOT_ESTIMABLE with the reason instead of ending the report."""
+def _ask(question: Question, study: Study, posterior: pd.DataFrame | None, config: AnalysisConfig) -> QuestionResult:
+    """Run one registered question; a data condition it names (:class:`NotEstimable`) becomes a not-estimable
+    answer with that reason, so one unusable part never hides the rest. Any other exception is a bug and surfaces."""
     try:
-        return ask()
-    except ValueError as exc:
+        result = question.ask(study, posterior, config)
+    except NotEstimable as exc:
         return QuestionResult.answer(
-            question,
+            question.number,
             Verdict.NOT_ESTIMABLE,
-            f"Not estimable on these data: {exc}",
-            f"The analysis stopped on the data with: {exc}",
+            f"Not estimable: {exc}.",
+            f"{question.title} needs what these data lack: {exc}.",
         )
+    if result.question != question.number:
+        raise ValueError(f"question {question.number} answered as {result.question}")
+    return result
 
 
 def _examples(responses: pd.DataFrame) -> pd.DataFrame:
@@ -55,7 +64,8 @@ def _examples(responses: pd.DataFrame) -> pd.DataFrame:
     return out[~out.index.duplicated()][cols].reset_index(drop=True)
 
 
-def _provenance(responses: pd.DataFrame, runs: Sequence[dict[str, object]], skipped: pd.DataFrame | None) -> dict:
+def _provenance(study: Study) -> dict:
+    responses, runs, skipped = study.responses, study.runs, study.skipped
     design = {
         "answers": len(responses),
         "dimensions": sorted(responses["dimension"].astype(str).unique()),
@@ -79,94 +89,77 @@ def _provenance(responses: pd.DataFrame, runs: Sequence[dict[str, object]], skip
 
 
 def build_report(
-    responses: pd.DataFrame,
-    *,
-    fit: object | None = None,
-    models_meta: pd.DataFrame | None = None,
-    skipped: pd.DataFrame | None = None,
-    runs: Sequence[dict[str, object]] | None = None,
-    thresholds: Thresholds | None = None,
-    seed: int = 0,
+    study: Study | pd.DataFrame, fit: BayesFit | None = None, config: AnalysisConfig | None = None
 ) -> ValidityReport:
-    """Answer the six reviewer questions on a responses table and gather everything the report shows.
+    """Answer every registered reviewer question on a study and gather everything the report shows.
 
     Parameters
     ----------
-    responses : pandas.DataFrame
-        The responses table (``bias_validity.probes.schema``), e.g. ``bias_validity.probes.store.read_responses(path)``.
-    fit : object, optional
-        The Bayesian fit (``bias_validity.analyses.fit``): its ``quantities`` (derived quantities: ``quantity``,
-        ``model``, ``dimension``, ``method``, ``mean``, ``hdi_low``, ``hdi_high``, ``p_direction``) and ``diagnostics``
-        (``max_rhat``, ``min_ess_bulk``, ``min_ess_tail``, ``divergences``, ``passed``). Without it the report
-        rests on the classical intervals.
-    models_meta : pandas.DataFrame, optional
-        One row per model (``model``, ``family``, ``parameters``, ``training_tokens``, ``aligned``) for Q6.
-    skipped : pandas.DataFrame, optional
-        Methods skipped per model (``model``, ``method``, ``reason``), from ``ResponseStore.skipped()``.
-    runs : sequence of dict, optional
-        The store's run specs (``ResponseStore.runs()``): models, seeds, git commit, package versions.
-    thresholds : Thresholds, optional
-        Verdict thresholds (ICC, convergent r, gap ROPE, retained share, chance margin); defaults and sources in
-        :class:`bias_validity.psychometrics.estimands.Thresholds`. The report's provenance records them.
-    seed : int
-        Seed of the bootstraps (Q2, Q3, Q4).
+    study : Study or pandas.DataFrame
+        The study (:func:`bias_validity.analyses.study.read_study`, :func:`~bias_validity.analyses.study.as_study`)
+        or its responses table. Its models file (``models_meta``, for Q6), skipped methods and run specs travel
+        with it.
+    fit : BayesFit, optional
+        The Bayesian fit (:func:`bias_validity.analyses.fit.fit_study`): its ``quantities`` (derived quantities:
+        ``quantity``, ``model``, ``dimension``, ``method``, ``mean``, ``hdi_low``, ``hdi_high``, ``p_direction``),
+        ``diagnostics`` (``max_rhat``, ``min_ess_bulk``, ``min_ess_tail``, ``divergences``, ``passed``) and ``ppc``.
+        Without it the report rests on the classical intervals.
+    config : AnalysisConfig, optional
+        Interval level, HDI mass, resamples, seed and verdict thresholds
+        (:class:`bias_validity.analyses.config.AnalysisConfig`); every question and table reads them, and the
+        report's provenance records them.
 
     Returns
     -------
     ValidityReport
-        ``questions`` Q1-Q6 in order; ``sc_table`` (:func:`bias_validity.analyses.summary.sc_table`); ``status_counts``
-        (``model``, ``method``, ``status``, ``n``); ``posterior`` and ``diagnostics`` from ``fit``;
-        ``provenance`` (``models``, ``design``, ``seeds``, ``runs``, package versions at collection and analysis,
-        ``skipped methods``); ``extra_tables`` (``mtmm`` and ``mtmm_checks`` when at least 5 models allow it,
-        ``skipped`` when methods were skipped; ``ppc`` and ``ppc_share_outside`` when the fit carries a posterior
-        predictive check); ``examples`` (``model``, ``method``, ``status``, ``prompt``,
-        ``raw_response``: refusals and unparseable answers, and the first answer of each model x method, text
-        kept as is for the renderer to escape).
+        ``questions`` in the registry's order (Q1-Q6, :func:`bias_validity.analyses.registry.registered_questions`);
+        ``sc_table`` (:func:`bias_validity.analyses.summary.sc_table`); ``status_counts`` (``model``, ``method``,
+        ``status``, ``n``); ``posterior`` and ``diagnostics`` from ``fit``; ``provenance`` (``models``, ``design``,
+        ``seeds``, ``runs``, package versions at collection and analysis, ``skipped methods``, ``analysis``: the
+        settings of ``config``, ``thresholds``); ``extra_tables`` (``mtmm`` and ``mtmm_checks`` when at least 5
+        models allow it, ``acquiescence`` where Likert methods were asked, ``skipped`` when methods were skipped;
+        ``ppc`` and ``ppc_share_outside`` when the fit carries a posterior predictive check); ``examples``
+        (``model``, ``method``, ``status``, ``prompt``, ``raw_response``: refusals and unparseable answers, and the
+        first answer of each model x method, text kept as is for the renderer to escape).
 
     Notes
     -----
-    Each question is computed by its module in :mod:`bias_validity.analyses.questions`; a question that cannot use the
-    data (e.g. a design too small for an interval) is reported as NOT_ESTIMABLE with the reason, so one unusable
-    part never hides the rest of the report.
+    Each question is one registered function ``(study, posterior, config) -> QuestionResult`` in
+    :mod:`bias_validity.analyses.questions`. A question that cannot use the data raises
+    :class:`~bias_validity.psychometrics.errors.NotEstimable` with the reason, reported as NOT_ESTIMABLE, so one
+    unusable part never hides the rest of the report; any other exception is a bug and is raised.
 
     Examples
     --------
-    >>> from bias_validity.analyses.questions import simulate_responses
+    >>> from bias_validity.simulate import simulate_responses
     >>> rep = build_report(simulate_responses(seed=0))
     >>> [(q.question, q.verdict.value) for q in rep.questions][:3]
     [('Q1', 'not supported'), ('Q2', 'supported'), ('Q3', 'inconclusive')]
     """
-    check_responses(responses, "build_report", extra=("score",))
-    if responses.empty:
-        raise ValueError("build_report: the responses table is empty; collect or import answers first")
+    study = as_study(study)
+    config = AnalysisConfig() if config is None else config
+    if study.responses.empty:
+        raise ValueError(f"build_report: {study.source} holds no answers; collect or import answers first")
     posterior, diagnostics = _fit_parts(fit)
-    limits = thresholds or Thresholds()
-    asks = (
-        lambda: reliability(responses, icc_threshold=limits.icc, shift_limit=limits.shift_limit),
-        lambda: convergent(responses, posterior=posterior, thresholds=limits, seed=seed),
-        lambda: framing(responses, posterior=posterior, thresholds=limits, seed=seed),
-        lambda: gap(responses, posterior=posterior, thresholds=limits, seed=seed),
-        lambda: reflection(responses, posterior=posterior),
-        lambda: scaling(responses, models_meta=models_meta, posterior=posterior),
-    )
-    questions = [_ask(question, ask) for question, ask in zip(QUESTIONS, asks, strict=True)]
-    extra = mtmm_tables(responses)
-    balance = acquiescence_table(responses)
+    questions = [_ask(question, study, posterior, config) for question in registered_questions()]
+    extra = mtmm_tables(study, config)
+    balance = study.acquiescence(config)
     if len(balance):
         extra["acquiescence"] = balance
     ppc = getattr(fit, "ppc", None)
     if isinstance(ppc, pd.DataFrame) and len(ppc):
         extra["ppc"] = ppc.reset_index(drop=True)
         extra["ppc_share_outside"] = share_outside(ppc).reset_index()
-    if skipped is not None and len(skipped):
-        extra["skipped"] = skipped.reset_index(drop=True)
+    if len(study.skipped):
+        extra["skipped"] = study.skipped.reset_index(drop=True)
+    settings = {k: v for k, v in config.to_dict().items() if k != "thresholds"}
     return ValidityReport(
         questions=questions,
-        sc_table=sc_table(responses),
-        status_counts=status_counts(responses),
+        sc_table=study.sc_table(config),
+        status_counts=study.status_counts,
         posterior=posterior,
         diagnostics=diagnostics,
-        provenance={**_provenance(responses, list(runs or []), skipped), "thresholds": limits.to_dict()},
+        provenance={**_provenance(study), "analysis": settings, "thresholds": config.thresholds.to_dict()},
         extra_tables=extra,
-        examples=_examples(responses),
+        examples=_examples(study.responses),
     )

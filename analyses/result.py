@@ -9,10 +9,11 @@ from enum import StrEnum
 import numpy as np
 import pandas as pd
 
+from bias_validity.psychometrics.errors import NotEstimable
 from bias_validity.psychometrics.estimands import ESTIMANDS, Quantity, Thresholds
 
 __all__ = [
-    "QUESTIONS",
+    "NotEstimable",
     "ESTIMANDS",
     "Quantity",
     "Thresholds",
@@ -26,16 +27,6 @@ __all__ = [
     "QuestionResult",
     "ValidityReport",
 ]
-
-#: The six reviewer questions by number, with the title every result, summary and report gives them.
-QUESTIONS: dict[str, str] = {
-    "Q1": "Reliability",
-    "Q2": "Convergent validity",
-    "Q3": "Framing (ablation)",
-    "Q4": "Explicit-implicit gap",
-    "Q5": "Self-reflection",
-    "Q6": "Scaling and alignment",
-}
 
 
 class Verdict(StrEnum):
@@ -207,18 +198,18 @@ class QuestionResult:
         figures: pd.DataFrame | None = None,
         verdicts: pd.DataFrame | None = None,
     ) -> QuestionResult:
-        """The result of question ``question`` (``"Q1"`` ... ``"Q6"``), titled from :data:`QUESTIONS`.
+        """The result of question ``question`` (``"Q1"`` ... ``"Q6"``), titled from the question registry.
 
         Examples
         --------
         >>> QuestionResult.answer("Q4", Verdict.INCONCLUSIVE, "Gap 0.1 [-0.1, 0.3].", "40 answers.").title
         'Explicit-implicit gap'
         """
-        if question not in QUESTIONS:
-            raise ValueError(f"unknown question {question!r}; valid questions are {', '.join(QUESTIONS)}")
+        from bias_validity.analyses.registry import question_title
+
         return cls(
             question,
-            QUESTIONS[question],
+            question_title(question),
             verdict,
             summary,
             evidence,

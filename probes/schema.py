@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass
 from enum import StrEnum
 
+import numpy as np
 import pandas as pd
 
 __all__ = [
@@ -26,6 +27,11 @@ __all__ = [
     "CHOICE_PREFIX",
     "EXPECTED_IMPLICIT",
     "REVERSED_SUFFIX",
+    "LIKERT_SCALE",
+    "LIKERT_MIDPOINT",
+    "takes_side",
+    "agrees",
+    "keyed_likert",
     "is_reversed",
     "likert_consistent",
     "WEAT_ITEM",
@@ -131,6 +137,41 @@ def is_reversed(order: object) -> bool:
     return str(order).endswith(REVERSED_SUFFIX)
 
 
+#: The 5-point agreement scale of the Likert methods, and its midpoint (neither agrees nor disagrees).
+LIKERT_SCALE: tuple[int, ...] = (1, 2, 3, 4, 5)
+LIKERT_MIDPOINT = 3
+
+
+def takes_side(likert: object) -> object:
+    """Whether a rating takes a side (agrees or disagrees); the midpoint does not. Works elementwise on arrays.
+
+    >>> takes_side(3), takes_side(4), takes_side(np.array([1, 3, 5])).tolist()
+    (False, True, [True, False, True])
+    """
+    return np.asarray(likert) != LIKERT_MIDPOINT if np.ndim(likert) else likert != LIKERT_MIDPOINT
+
+
+def agrees(likert: object) -> object:
+    """Whether a rating agrees (above the midpoint). Works elementwise on arrays.
+
+    >>> agrees(4), agrees(3), agrees(np.array([2, 5])).tolist()
+    (True, False, [False, True])
+    """
+    return np.asarray(likert) > LIKERT_MIDPOINT if np.ndim(likert) else likert > LIKERT_MIDPOINT
+
+
+def keyed_likert(likert: object, reversed_statement: object) -> object:
+    """A rating keyed towards the stereotype: a reversed statement's rating ``r`` becomes ``6 - r``. Elementwise.
+
+    >>> keyed_likert(5, True), keyed_likert(5, False), keyed_likert(np.array([1, 4]), np.array([True, False])).tolist()
+    (1, 5, [5, 4])
+    """
+    flipped = LIKERT_SCALE[0] + LIKERT_SCALE[-1] - np.asarray(likert)
+    if np.ndim(likert) or np.ndim(reversed_statement):
+        return np.where(np.asarray(reversed_statement, dtype=bool), flipped, np.asarray(likert))
+    return int(flipped) if reversed_statement else likert
+
+
 def likert_consistent(likert: int | None, reversed_statement: bool) -> int | None:
     """Code a 1-5 agreement rating as stereotype-consistent (1), inconsistent (0) or no side taken (None).
 
@@ -142,10 +183,9 @@ def likert_consistent(likert: int | None, reversed_statement: bool) -> int | Non
     >>> likert_consistent(5, False), likert_consistent(5, True), likert_consistent(3, False), likert_consistent(1, True)
     (1, 0, None, 1)
     """
-    if likert is None or likert == 3:
+    if likert is None or not takes_side(likert):
         return None
-    agrees = likert >= 4
-    return int(agrees != reversed_statement)
+    return int(bool(agrees(likert)) != reversed_statement)
 
 
 def candidate_order(order: str) -> str:

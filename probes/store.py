@@ -5,7 +5,7 @@ later write may replace, so a rerun completes what failed and keeps everything e
 
 A store holds one or more runs (the ``run`` column): answers collected under one run spec (see
 :mod:`bias_validity.probes.run_spec`). Analyses read one run at a time, the latest unless told otherwise
-(:func:`read_study`), so answers collected under different settings are never pooled silently.
+(:func:`read_run`), so answers collected under different settings are never pooled silently.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ from bias_validity.probes.schema import (
 
 __all__ = [
     "ResponseStore",
-    "Study",
-    "read_study",
+    "StoredRun",
+    "read_run",
     "read_responses",
     "write_responses",
     "export_responses",
@@ -210,9 +210,9 @@ def select_run(run_ids: Sequence[int], run: int | None, *, source: str) -> int |
 
 
 @dataclass(frozen=True)
-class Study:
-    """What a store holds for the analysis of one run: its responses, skipped methods and run specs, and which
-    runs the store holds."""
+class StoredRun:
+    """What a store holds of one run: its responses, skipped methods and run specs, and which runs the store
+    holds. :func:`bias_validity.analyses.study.read_study` grows it into the analysis object."""
 
     responses: pd.DataFrame
     skipped: pd.DataFrame
@@ -230,7 +230,7 @@ class Study:
         return f"the store holds runs {held}: analysing run {self.run}{latest}; --run N analyses another"
 
 
-def read_study(path: str | Path, *, run: int | None = None) -> Study:
+def read_run(path: str | Path, *, run: int | None = None) -> StoredRun:
     """Read one run of a store file: its responses table, skipped methods and run specs.
 
     ``run`` picks the run; by default the latest. Runs are never pooled: each was collected under its own
@@ -244,12 +244,12 @@ def read_study(path: str | Path, *, run: int | None = None) -> Study:
         chosen = select_run(run_ids, run, source=str(path))
         skipped = store.skipped(chosen).drop(columns=["run"])
         runs = store.runs(chosen) if chosen is not None else []
-        return Study(store.read(chosen), skipped, runs, chosen, tuple(run_ids))
+        return StoredRun(store.read(chosen), skipped, runs, chosen, tuple(run_ids))
 
 
 def read_responses(path: str | Path, *, run: int | None = None) -> pd.DataFrame:
     """Read the validated responses table of one run (by default the latest) from a store file."""
-    return read_study(path, run=run).responses
+    return read_run(path, run=run).responses
 
 
 def write_responses(df: pd.DataFrame, path: str | Path, *, source: str = "responses") -> int:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from bias_validity.analyses.result import ESTIMANDS, QUESTIONS, Quantity, ValidityReport, Verdict
+from bias_validity.analyses.result import ESTIMANDS, Quantity, ValidityReport, Verdict
 from bias_validity.probes.schema import Status
 from bias_validity.reports import figures
 
@@ -104,11 +104,11 @@ def build_sections(report: ValidityReport, *, draw: bool) -> list[Section]:
         Section(
             "sc", "Stereotypical score by model, dimension and method", (*_forest(report, draw), *_acquiescence(report))
         ),
-        Section("gap", QUESTIONS["Q4"], _gap(report, draw)),
-        Section("reliability", QUESTIONS["Q1"], _per_model.reliability_blocks(report)),
+        Section("gap", _title(report, "Q4"), _gap(report, draw)),
+        Section("reliability", _title(report, "Q1"), _per_model.reliability_blocks(report)),
         Section("mtmm", "Multitrait-multimethod matrix", _mtmm(report, draw)),
         Section("ablation", f"Framing: {ESTIMANDS[Quantity.RETAINED_SHARE].label}", _ablation(report, draw)),
-        Section("scaling", QUESTIONS["Q6"], _per_model.scaling_blocks(report)),
+        Section("scaling", _title(report, "Q6"), _per_model.scaling_blocks(report)),
         Section("contrasts", "Further posterior quantities", _contrasts(report)),
         Section("status", "Answer status and refusal counts", _status(report)),
         Section("diagnostics", "Sampler diagnostics", _diagnostics(report)),
@@ -118,6 +118,11 @@ def build_sections(report: ValidityReport, *, draw: bool) -> list[Section]:
         Section("questions", "Figures per question", _questions(report)),
         *_extra(report),
     ]
+
+
+def _title(report: ValidityReport, question: str) -> str:
+    """The title the report's answer to ``question`` carries (the number itself when the report lacks it)."""
+    return next((q.title for q in report.questions if q.question == question), question)
 
 
 def summary(report: ValidityReport) -> str:

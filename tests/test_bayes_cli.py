@@ -7,12 +7,12 @@ import io
 import json
 
 import pytest
-from _support.responses import cells_to_responses
 
 from bias_validity.cli import main
 from bias_validity.probes.store import write_responses
 from bias_validity.psychometrics.bayes import simulate_study
 from bias_validity.psychometrics.bayes.diagnostics import describe_gate
+from bias_validity.simulate import cells_to_responses
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +28,8 @@ def store(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def fitted(store):
-    """``fit --json --out`` once: 30, then 60 draws x 2 chains cannot reach ESS 400, so the gate must fail."""
+    """``fit --json --out`` once: 30, then 60 draws x 2 chains cannot reach ESS 400, so the gate must fail; the HDI
+    mass and the chance margin are given as flags."""
     out, err = io.StringIO(), io.StringIO()
     path = store.parent / "fit.nc"
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -47,9 +48,23 @@ def fitted(store):
                 "2",
                 "--max-draws",
                 "60",
+                "--hdi-prob",
+                "0.9",
+                "--chance-margin",
+                "0.1",
             ]
         )
     return code, out.getvalue(), err.getvalue(), path
+
+
+def test_fit_flags_set_the_hdi_mass_and_chance_margin_of_the_saved_fit(fitted):
+    from bias_validity.psychometrics.bayes import load_fit
+
+    fit = load_fit(fitted[3])
+    assert fit.quantities.attrs["hdi_prob"] == 0.9 and fit.config.hdi_prob == 0.9
+    assert fit.quantities.attrs["chance_margin"] == 0.1 and fit.config.chance_margin == 0.1
+    reasons = fit.quantities.loc[~fit.quantities["estimable"], "reason"]
+    assert all("0.5 +/- 0.1" in r for r in reasons)
 
 
 def test_fit_json_reports_a_failed_gate_with_exit_status_1(fitted):

@@ -140,8 +140,8 @@ def test_gate_fails_on_low_energy_or_trajectories_cut_at_maximum_depth():
 
 def test_a_latent_correlation_that_is_not_identified_is_shown_but_never_decides():
     from bias_validity.analyses.questions.convergent import convergent
-    from bias_validity.analyses.questions.simulate import simulate_responses
     from bias_validity.analyses.result import Verdict
+    from bias_validity.simulate import simulate_responses
 
     responses = simulate_responses(n_items=20, item_sd=2.0, seed=7)  # shared item effects: Spearman r clearly > 0
     row = dict(

@@ -12,12 +12,13 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from _support.responses import cells_to_responses
 
 from bias_validity.analyses.compare import compare_models
-from bias_validity.analyses.fit import check_fit_matches, fit_responses, responses_to_cells
+from bias_validity.analyses.fit import check_fit_matches, fit_study, responses_to_cells
 from bias_validity.analyses.summary import status_counts
+from bias_validity.probes.schema import is_reversed
 from bias_validity.psychometrics.bayes import FitConfig, load_fit, simulate_study
+from bias_validity.simulate import cells_to_responses, with_design_orders
 
 
 def _study(seed: int) -> dict[str, pd.DataFrame]:
@@ -40,14 +41,14 @@ def _study(seed: int) -> dict[str, pd.DataFrame]:
 
 @pytest.fixture(scope="module")
 def study() -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
-    sim = _study(seed=11)
+    sim = with_design_orders(_study(seed=11))  # orders as the responses table writes them
     return sim, cells_to_responses(sim, refusals=1)
 
 
 @pytest.fixture(scope="module")
 def fitted(study):
     _, responses = study
-    return fit_responses(responses, config=FitConfig(draws=1000, tune=1000, chains=4, seed=2))
+    return fit_study(responses, config=FitConfig(draws=1000, tune=1000, chains=4, seed=2))
 
 
 def test_cells_pool_repetitions_and_exclude_non_ok(study):
@@ -110,6 +111,8 @@ def test_result_shape_and_status_rates(study, fitted):
     ]
     assert list(fitted.quantities.columns) == cols
     assert fitted.quantities.attrs["hdi_prob"] == 0.94
+    # acquiescence where the explicit statements were asked in both polarities (a reversed order beside a plain one)
+    both = study[1].loc[study[1]["method"] == "explicit", "order"].map(is_reversed).nunique() == 2
     assert set(fitted.quantities["quantity"]) == {
         "sc",
         "sc_new_item",
@@ -117,7 +120,7 @@ def test_result_shape_and_status_rates(study, fitted):
         "ablation_retained_share",
         "model_contrast",
         "latent_correlation",
-    }
+    } | ({"acquiescence"} if both else set())
     assert ((fitted.quantities["p_direction"] >= 0.5) & (fitted.quantities["p_direction"] <= 1)).all()
     rates = status_counts(study[1]).set_index(["model", "method", "status"])["rate"]
     # 25 answers + 1 refusal per implicit cell

@@ -54,3 +54,31 @@ def test_pytensor_blas_warning_is_not_shown():
 def test_the_check_sees_a_heavy_import():
     run = _run(f"import sys, bias_validity.analyses.fit; print([m for m in {HEAVY!r} if m in sys.modules])")
     assert "pandas" in run.stdout
+
+
+def _flags(command: str) -> set[str]:
+    sub = build_parser()._subparsers._group_actions[0].choices[command]
+    return {flag for action in sub._actions for flag in action.option_strings}
+
+
+def test_each_command_takes_the_analysis_flags_it_uses():
+    analysis = {"--ci", "--hdi-prob", "--n-resamples", "--seed"}
+    assert analysis | {"--gap-rope", "--chance-margin"} <= _flags("report")
+    assert analysis & _flags("summary") == {"--ci", "--n-resamples", "--seed"}
+    assert {"--hdi-prob", "--chance-margin", "--seed"} <= _flags("fit") and "--ci" not in _flags("fit")
+
+
+def test_analysis_flags_default_to_the_analysis_config_and_build_it():
+    from bias_validity.analyses.config import AnalysisConfig
+    from bias_validity.cli._options import analysis_config, analysis_defaults, fit_config
+    from bias_validity.psychometrics.estimands import Thresholds
+
+    defaults = AnalysisConfig()
+    assert analysis_defaults() == {k: getattr(defaults, k) for k in ("ci", "n_resamples", "seed", "hdi_prob")}
+    parser = build_parser()
+    for argv in (["report", "s.sqlite", "--out", "r.md"], ["summary", "s.sqlite"], ["fit", "s.sqlite"]):
+        assert analysis_config(parser.parse_args(argv)) == defaults, argv
+    argv = ["report", "s.sqlite", "--out", "r.md", "--ci", "0.9", "--hdi-prob", "0.8", "--n-resamples", "500"]
+    args = parser.parse_args([*argv, "--seed", "3", "--chance-margin", "0.1"])
+    expected = AnalysisConfig(ci=0.9, hdi_prob=0.8, n_resamples=500, seed=3, thresholds=Thresholds(chance_margin=0.1))
+    assert analysis_config(args) == expected and fit_config(args).seed == 3  # one seed: bootstraps and sampler

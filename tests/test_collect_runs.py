@@ -19,7 +19,7 @@ from _support.tiny_model import make_tiny_model, perturb_weights
 import bias_validity
 from bias_validity.cli import main
 from bias_validity.probes.schema import response_id
-from bias_validity.probes.store import ResponseStore, read_study
+from bias_validity.probes.store import ResponseStore, read_run
 
 # the default token limit: the same commands run on the toolkit from before the run spec (and --max-new-tokens)
 DESIGN = [
@@ -202,7 +202,7 @@ def test_a_new_run_keeps_both_and_analyses_read_one(tiny, study, capsys):
     assert "temperature: 1.0 in the store, 0.7 now" in capsys.readouterr().err
     assert _collect(tiny, study, "--run", "1") == 0
     assert f"(run 1): {len(before)} questions: {len(before)} already stored" in capsys.readouterr().out
-    study_1 = read_study(study, run=1)
+    study_1 = read_run(study, run=1)
     assert study_1.run == 1 and len(study_1.responses) == len(before)
     assert {s["run"] for s in study_1.runs} == {1}
 
@@ -243,7 +243,7 @@ def test_a_schema_1_store_becomes_run_1_unchanged_and_is_not_resumed_blindly(tin
         old_spec = {"model": "hf:tiny-llama", "seed": 0, "temperature": 0.7, "max_new_tokens": 24}
         conn.execute("INSERT INTO runs (spec) VALUES (?)", (json.dumps(old_spec),))
         conn.execute("INSERT INTO skipped VALUES ('hf:tiny-llama', 'reflection', 'a reason')")
-    study = read_study(path)
+    study = read_run(path)
     assert study.run == 1 and study.responses["response_id"].tolist() == [old_id]
     assert study.responses.loc[0, "created_at"] == "then" and study.responses.loc[0, "run"] == 1
     skipped = [{"model": "hf:tiny-llama", "method": "reflection", "reason": "a reason"}]

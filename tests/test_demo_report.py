@@ -7,10 +7,11 @@ import json
 import pytest
 from _support.browser import check_report_in_browser
 
+from bias_validity.analyses.study import read_study
 from bias_validity.cli import main
 from bias_validity.cli.demo import run_demo
 from bias_validity.probes.schema import EXPECTED_IMPLICIT, response_id
-from bias_validity.probes.store import ResponseStore, read_study
+from bias_validity.probes.store import ResponseStore
 
 INJECTED = "<script>document.title='pwned'</script><img src=x onerror=\"document.body.dataset.pwned=1\">"
 
@@ -53,7 +54,7 @@ def test_rerun_resumes_without_asking_again(demo, tmp_path):
 
 
 def test_report_with_injected_answer_renders_safely_in_chromium(demo, tmp_path):
-    out, _ = demo
+    out, result = demo
     # the only refusal of its model x method, so the report's examples are sure to show it
     key = dict(
         model="hf:SmolLM2-135M-Instruct-Q4_1",
@@ -68,7 +69,9 @@ def test_report_with_injected_answer_renders_safely_in_chromium(demo, tmp_path):
     with ResponseStore(out / "study.sqlite") as store:
         store.write([{**key, "response_id": response_id(**key), "status": "refusal", "raw_response": INJECTED}])
     html = tmp_path / "report.html"
-    assert main(["report", str(out / "study.sqlite"), "--fit", str(out / "fit.nc"), "--out", str(html)]) in (0, 1)
+    # a refusal is no answer the fit reads, so the saved fit still matches; the exit status is its gate's
+    expected = 0 if result.report.diagnostics["passed"] else 1
+    assert main(["report", str(out / "study.sqlite"), "--fit", str(out / "fit.nc"), "--out", str(html)]) == expected
     check = check_report_in_browser(html, tmp_path / "chromium", min_images=3)
     assert [row[0].split()[0] for row in check.verdict_rows] == ["Q1", "Q2", "Q3", "Q4", "Q5", "Q6"]
     assert INJECTED in [td.all_text() for td in check.dom.iter("td")]

@@ -1,9 +1,8 @@
 """One definition per quantity: both paths compute the same estimand, agree on simulated studies and cover the truth.
 
-Each test here would fail on the code before the estimands table: the Bayesian path reported the share of the bias
-*removed* under the name the bootstrap used for the share *retained*; the closed-set ``choice:`` log-odds entered
-the fit as the ``logprob`` method; every explicit statement was stereotype-consistent, so agreeing with everything
-scored as bias; and SC intervals counted every answer as independent.
+Checked here: the Bayesian and the bootstrap path report the share *retained* under one name; the closed-set
+``choice:`` log-odds never enter the fit as the ``logprob`` method; balanced explicit statements keep agreeing with
+everything from scoring as bias; and SC intervals resample items rather than count every answer as independent.
 """
 
 from __future__ import annotations
@@ -13,14 +12,16 @@ import pandas as pd
 import pytest
 from scipy.special import expit, logit
 
-from bias_validity.analyses.fit import fit_responses, responses_to_cells
+from bias_validity.analyses.config import AnalysisConfig
+from bias_validity.analyses.fit import fit_study, responses_to_cells
 from bias_validity.analyses.questions import convergent, framing, gap
-from bias_validity.analyses.questions.simulate import simulate_responses
 from bias_validity.analyses.result import Verdict
 from bias_validity.analyses.summary import NOT_BALANCED, acquiescence_table, sc_table
 from bias_validity.probes.schema import CHOICE_PREFIX, EXPECTED_IMPLICIT
+from bias_validity.psychometrics import IntervalKind
 from bias_validity.psychometrics.bayes import FitConfig
 from bias_validity.psychometrics.estimands import ESTIMANDS, Quantity, Thresholds
+from bias_validity.simulate import simulate_responses
 
 TRUE_SC = {"implicit": 0.85, "ablated": 0.62, "explicit": 0.35}
 ITEM_SD = 0.6
@@ -51,7 +52,7 @@ def study():
     responses = simulate_responses(
         sc=TRUE_SC, dimensions=DIMENSIONS, n_items=10, n_templates=1, sessions=1, reps=3, item_sd=ITEM_SD, seed=11
     )
-    fit = fit_responses(responses, config=FitConfig(draws=500, tune=500, chains=4, seed=3, max_draws=None))
+    fit = fit_study(responses, config=FitConfig(draws=500, tune=500, chains=4, seed=3, max_draws=None))
     return responses, fit
 
 
@@ -74,7 +75,7 @@ def test_bootstrap_and_posterior_agree_and_cover_the_truth(study):
     table = sc_table(responses).set_index(["dimension", "method"])
     q3 = framing(responses).figures.set_index("dimension")
     q4 = gap(responses).figures
-    q4 = q4[q4["interval"] == "bootstrap, items resampled"].set_index("dimension")
+    q4 = q4[q4["interval"] == IntervalKind.ITEM_CLUSTER_T].set_index("dimension")
     pairs = []  # (classical estimate, low, high, posterior mean, low, high, truth)
     for dim in DIMENSIONS:
         for method in TRUE_SC:
@@ -211,7 +212,7 @@ def test_item_cluster_interval_covers_the_dimension_where_wilson_does_not():
             item_sd=1.0,
             seed=seed,
         )
-        row = sc_table(t, n_resamples=400).set_index("method").loc["implicit"]
+        row = sc_table(t, AnalysisConfig(n_resamples=400)).set_index("method").loc["implicit"]
         wilson += row["ci_low"] <= truth <= row["ci_high"]
         cluster += row["item_ci_low"] <= truth <= row["item_ci_high"]
     assert cluster / runs >= 0.85

@@ -8,10 +8,10 @@ import json
 import pandas as pd
 import pytest
 
-from bias_validity.analyses.questions import simulate_responses
 from bias_validity.cli import main
 from bias_validity.probes.schema import response_id
 from bias_validity.probes.store import read_responses
+from bias_validity.simulate import simulate_responses
 
 THEIRS = {"model": "llm", "method": "probe", "status": "outcome", "consistent": "stereotyped", "rep": "trial"}
 MAP = [f"{theirs}={ours}" for ours, theirs in THEIRS.items()]

@@ -8,11 +8,12 @@ import json
 import pandas as pd
 import pytest
 
-from bias_validity.analyses.questions import simulate_responses
 from bias_validity.analyses.report import build_report
 from bias_validity.analyses.result import Verdict
+from bias_validity.analyses.study import Study
 from bias_validity.cli import main
 from bias_validity.probes.store import read_responses
+from bias_validity.simulate import simulate_responses
 
 INJECTED = "<script>document.title='pwned'</script>"
 
@@ -97,7 +98,7 @@ def test_build_report_carries_examples_provenance_and_the_fit(table):
     post = pd.DataFrame([{**cell, "dimension": d, "hdi_low": -0.5, "hdi_high": -0.3} for d in ("age", "race")])
     runs = [{"model": "sim:model", "seed": 11, "packages": {"torch": "x"}, "started_at": "2025-01-01T00:00:00"}]
     fit = type("Fit", (), {"quantities": post, "diagnostics": {"passed": True, "max_rhat": 1.0}})()
-    rep = build_report(table, fit=fit, runs=runs)
+    rep = build_report(Study.from_responses(table, runs=runs), fit=fit)
     assert [q.question for q in rep.questions] == ["Q1", "Q2", "Q3", "Q4", "Q5", "Q6"]
     assert rep.questions[3].verdict is Verdict.SUPPORTED and "HDI" in set(rep.questions[3].figures["interval"])
     assert rep.provenance["seeds"] == [11] and rep.provenance["packages at collection"] == {"torch": "x"}
@@ -108,5 +109,5 @@ def test_build_report_carries_examples_provenance_and_the_fit(table):
 
 
 def test_build_report_refuses_an_empty_table():
-    with pytest.raises(ValueError, match="empty"):
+    with pytest.raises(ValueError, match="holds no answers"):
         build_report(simulate_responses(seed=0).iloc[0:0])

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import bias_validity
-from bias_validity.analyses.result import QUESTIONS
+from bias_validity.analyses.registry import registered_questions
 from bias_validity.probes.schema import (
     ATTRIBUTE_ORDERS,
     CANDIDATE_ORDERS,
@@ -29,8 +29,9 @@ LABELS = {
     *IMPLICIT_ORDERS,
     *CANDIDATE_ORDERS,
     *ATTRIBUTE_ORDERS,
-    *QUESTIONS.values(),
 }
+#: Question titles, each declared where its question registers itself.
+TITLES = {q.title: q.ask.__module__ for q in registered_questions()}
 #: Where each label is declared (and the generic statistics layer, whose defaults name no LLM method).
 DECLARED = {"probes/schema.py", "analyses/result.py"}
 GATE_WORDS = ("R-hat <=", "ESS >=", "ESS < ")
@@ -80,6 +81,23 @@ def test_no_label_is_typed_again(path):
         return
     typed = [f"{rel}:{line} {value!r}" for line, value in _strings(path) if value in LABELS]
     assert typed == []
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_question_titles_are_typed_only_where_the_question_registers(path):
+    rel = str(path.relative_to(ROOT))
+    module = "bias_validity." + rel.removesuffix(".py").replace("/", ".")
+    typed = [f"{rel}:{line} {value!r}" for line, value in _strings(path) if TITLES.get(value, module) != module]
+    assert typed == []
+
+
+def test_each_builtin_question_registers_its_title_once():
+    found = {}
+    for path in _modules():
+        for _, value in _strings(path):
+            if value in TITLES:
+                found[value] = found.get(value, 0) + 1
+    assert sorted(found.values()) == [1] * 6 and set(found) == set(TITLES)
 
 
 @pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(ROOT)))

@@ -1,7 +1,8 @@
 """The distribution owns one import name, ``bias_validity``, in editable and regular installs alike.
 
-The repository's folders (probes/, psychometrics/, analyses/, reports/, cli/) are its subpackages, mapped by
-setuptools' ``package-dir``; none of their generic names may become importable at top level.
+The repository's folders (probes/, psychometrics/, analyses/, simulate/, reports/, cli/) are its subpackages, mapped
+by setuptools' ``package-dir``; none of their generic names may become importable at top level. The wheel is typed
+(``py.typed``); the sdist ships the package and no tests (MANIFEST.in prunes them).
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ import pytest
 import bias_validity
 
 REPO = Path(__file__).resolve().parents[1]
-LAYERS = ("probes", "psychometrics", "analyses", "reports", "cli")
+LAYERS = ("probes", "psychometrics", "analyses", "simulate", "reports", "cli")
+#: What a build reads from the repository root besides the layer folders.
+BUILD_FILES = ("pyproject.toml", "README.md", "MANIFEST.in", "__init__.py", "py.typed")
 
 
 def _python(code: str, *, cwd: Path, path: Path | None = None) -> subprocess.CompletedProcess:
@@ -62,15 +65,23 @@ def test_layer_folders_are_subpackages_and_not_top_level_names(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> Path:
-    """A regular wheel built from a copy of the sources (nothing is written into the repository)."""
+def source(tmp_path_factory) -> Path:
+    """A copy of what a build reads, tests included, so the sdist shows what it keeps out (nothing is written into
+    the repository)."""
     src = tmp_path_factory.mktemp("src") / "bias-validity"
-    keep = {"pyproject.toml", "README.md", "__init__.py", *LAYERS}
+    keep = {*BUILD_FILES, *LAYERS, "tests"}
     shutil.copytree(
         REPO,
         src,
         ignore=lambda d, names: [n for n in names if (Path(d) == REPO and n not in keep) or n == "__pycache__"],
     )
+    return src
+
+
+@pytest.fixture(scope="module")
+def wheel(source, tmp_path_factory) -> Path:
+    """A regular wheel built from a copy of the sources."""
+    src = source
     out = tmp_path_factory.mktemp("wheel")
     cmd = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(src)]
     run = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
@@ -91,7 +102,30 @@ def test_wheel_holds_only_bias_validity_with_every_module_and_data_file(wheel):
         if p.is_file() and "__pycache__" not in p.parts
     }
     assert sources - shipped == set()  # every module, stimulus file, reference table and stylesheet
-    assert "__init__.py" in shipped
+    assert {"__init__.py", "py.typed"} <= shipped
+
+
+@pytest.fixture(scope="module")
+def sdist(source, tmp_path_factory) -> list[str]:
+    """The names in an sdist built from the copy, relative to its top folder."""
+    import tarfile
+
+    out = tmp_path_factory.mktemp("sdist")
+    code = f"from setuptools import build_meta; print(build_meta.build_sdist({str(out)!r}))"
+    run = subprocess.run([sys.executable, "-c", code], cwd=source, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    (path,) = out.glob("bias_validity-*.tar.gz")
+    with tarfile.open(path) as archive:
+        return [name.partition("/")[2] for name in archive.getnames()]
+
+
+def test_sdist_ships_the_package_and_no_tests(sdist, wheel):
+    assert not [n for n in sdist if n == "tests" or n.startswith("tests/")]  # a half suite would not run
+    assert {"pyproject.toml", "README.md", "PKG-INFO", "py.typed"} <= set(sdist)
+    in_wheel = {
+        n.removeprefix("bias_validity/") for n in zipfile.ZipFile(wheel).namelist() if n.startswith("bias_validity/")
+    }
+    assert in_wheel - set(sdist) == set()  # the sdist builds the same wheel: every module and data file is in it
 
 
 def test_regular_install_imports_and_runs_outside_the_repository(wheel, tmp_path):
@@ -102,7 +136,7 @@ def test_regular_install_imports_and_runs_outside_the_repository(wheel, tmp_path
     code = (  # every packaged data file is read through the package's own name
         "import bias_validity as bv\n"
         "from bias_validity.analyses.models_meta import llama_example\n"
-        "from bias_validity.analyses.questions import simulate_responses\n"
+        "from bias_validity.simulate import simulate_responses\n"
         "from bias_validity.analyses.report import build_report\n"
         "from bias_validity.cli import build_parser\n"
         "from bias_validity.probes.stimuli import load_dimensions\n"

@@ -1,4 +1,4 @@
-"""Q1 on incomplete designs (issue 14, case 2): forms that share few items, one session, a pooled ICC that must not
+"""Q1 on incomplete designs: forms that share few items, one session, a pooled ICC that must not
 decide. The study is simulated with known truth: six dimensions whose SCs differ widely, a second wording that
 shares one cell per dimension with the first and covers other items of its own, and, in ``race`` only, moves the SC
 by a known amount on its own items."""
@@ -11,11 +11,10 @@ import pytest
 from _support.studies import RACE_SHIFT, incomplete_study
 from scipy import stats
 
+from bias_validity.analyses.config import AnalysisConfig
 from bias_validity.analyses.questions import reliability
 from bias_validity.analyses.result import Verdict
-
-# The new names are imported inside the tests that need them, so that on the old code every test runs and fails on
-# its assertions rather than the module failing to import.
+from bias_validity.psychometrics.estimands import Thresholds
 
 
 @pytest.fixture(scope="module")
@@ -95,7 +94,7 @@ def test_a_third_form_gives_one_icc_per_pair_over_the_cells_it_shares():
 
 def test_icc_threshold_is_an_option():
     t = incomplete_study(race_shift=0.0, reps=2, sessions=2, seed=3)
-    strict = reliability(t, icc_threshold=0.99)
+    strict = reliability(t, config=AnalysisConfig(thresholds=Thresholds(icc=0.99)))
     assert strict.figures.attrs["icc_threshold"] == 0.99 and "threshold 0.99" in strict.summary
 
 

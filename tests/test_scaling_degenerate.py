@@ -1,4 +1,4 @@
-"""Q6 on designs real families have (issue 14, case 3): equal training tokens within a family, half of the models
+"""Q6 on designs real families have: equal training tokens within a family, half of the models
 aligned, models files written with units ("8B", "1.5T") or with names that differ from the store's."""
 
 from __future__ import annotations
@@ -10,13 +10,15 @@ import pandas as pd
 import pytest
 from _support.studies import DIMENSIONS, MODELS, llama3_meta, llama3_study
 
-from bias_validity.analyses.questions import scaling, simulate_responses
+from bias_validity.analyses.questions import scaling
 from bias_validity.analyses.result import Verdict
+from bias_validity.analyses.study import as_study
+from bias_validity.simulate import simulate_responses
 
 
 @pytest.fixture(scope="module")
 def q6():
-    return scaling(llama3_study(), models_meta=llama3_meta())
+    return scaling(as_study(llama3_study(), models_meta=llama3_meta()))
 
 
 def test_equal_tokens_give_the_size_slope_and_name_the_token_slope_not_identified(q6):
@@ -49,14 +51,14 @@ def test_base_versus_tuned_is_reported_per_tuned_model_and_dimension(q6):
 def test_the_report_does_not_crash_on_equal_tokens():
     from bias_validity.analyses.report import build_report
 
-    report = build_report(llama3_study(), models_meta=llama3_meta())
+    report = build_report(as_study(llama3_study(), models_meta=llama3_meta()))
     q6 = next(q for q in report.questions if q.question == "Q6")
     assert q6.verdict is not Verdict.NOT_ESTIMABLE and "slope_log_parameters" in set(q6.figures["measure"])
 
 
 def test_models_file_names_without_backend_prefix_are_matched():
     short = {m: m.removeprefix("hf:").upper() for m in MODELS}  # "LLAMA-3-8B" for "hf:llama-3-8b"
-    res = scaling(llama3_study(), models_meta=llama3_meta(short))
+    res = scaling(as_study(llama3_study(), models_meta=llama3_meta(short)))
     assert len(res.verdicts) == 2 * len(DIMENSIONS)
 
 
@@ -85,7 +87,7 @@ def test_tokens_constant_within_families_give_the_within_family_size_slope():
         simulate_responses(models=[m], dimensions=["age"], sc={"implicit": s}, item_sd=0.0, reps=40, seed=i)
         for i, (m, s) in enumerate(zip(meta["model"], sc, strict=True))
     ]
-    res = scaling(pd.concat(parts, ignore_index=True), models_meta=meta)
+    res = scaling(as_study(pd.concat(parts, ignore_index=True), models_meta=meta))
     fig = res.figures.set_index("measure")
     assert fig.loc["slope_log_parameters", "ci_low"] < 0.05 < fig.loc["slope_log_parameters", "ci_high"]
     assert "family fixed effects" in fig.loc["slope_log_parameters", "note"]

@@ -1,4 +1,4 @@
-"""Verdicts at the level the question is asked (issue 14, case 1, for Q1 and Q6): a study whose models differ keeps
+"""Verdicts at the level the question is asked, for Q1 and Q6: a study whose models differ keeps
 each model's finding in the study-level line, the matrix (HTML with coloured cells, Markdown) and the JSON/CSV."""
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from PIL import Image
 
 from bias_validity.analyses.report import build_report
 from bias_validity.analyses.result import Verdict
+from bias_validity.analyses.study import as_study
 from bias_validity.reports import render_html, render_markdown, write_report
 
 #: The matrix cell colours of reports/assets/report.css: supported, not supported, not estimable.
@@ -106,7 +107,7 @@ def test_json_and_csv_carry_the_same_rows(mixed, tmp_path):
 
 @pytest.fixture(scope="module")
 def llama():
-    return build_report(llama3_study(), models_meta=llama3_meta())
+    return build_report(as_study(llama3_study(), models_meta=llama3_meta()))
 
 
 def test_q6_matrix_has_a_row_per_tuned_model_and_a_column_per_dimension(llama):

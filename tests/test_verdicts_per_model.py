@@ -1,6 +1,6 @@
-"""Verdicts at the level the question is asked, for Q2-Q5 (issue 14, case 1): a study whose models find opposite
-things gets one verdict row per model (x dimension) and a summary that names each model's finding, where the old
-code counted cells into one study-level label ("inconclusive")."""
+"""Verdicts at the level the question is asked, for Q2-Q5: a study whose models find opposite things gets one
+verdict row per model (x dimension) and a summary that names each model's finding, not one study-level label
+("inconclusive") counted over the cells."""
 
 from __future__ import annotations
 
@@ -8,8 +8,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bias_validity.analyses.questions import convergent, framing, gap, reflection, simulate_responses
+from bias_validity.analyses.config import AnalysisConfig
+from bias_validity.analyses.questions import convergent, framing, gap, reflection
 from bias_validity.analyses.result import VERDICT_COLUMNS, Verdict
+from bias_validity.psychometrics import IntervalKind
+from bias_validity.simulate import simulate_responses
 
 DIMS = ["age", "race", "gender_career"]
 #: The issue's study: Llama-3-like base and instruct models at two sizes. True SCs (implicit, explicit): the small
@@ -61,19 +64,19 @@ def test_q4_verdict_table_has_a_row_per_model_and_dimension_with_its_interval(ga
     assert (rows.loc["hf:llama-3-8b", "ci_low"] > 0.05).all()
     tuned = rows.loc["hf:llama-3-70b-instruct"]
     assert ((tuned["ci_low"] > -0.05) & (tuned["ci_high"] < 0.05)).all()
-    assert set(table["measure"]) == {"gap_explicit_implicit (bootstrap, items resampled)"}
+    assert set(table["measure"]) == {f"gap_explicit_implicit ({IntervalKind.ITEM_CLUSTER_T})"}
     assert table["reason"].str.contains("ROPE \\+/-0.05").all()
 
 
 def test_q3_names_the_robust_and_the_controllable_model():
     truth = {"sim:robust": {"implicit": 0.9, "ablated": 0.88}, "sim:controlled": {"implicit": 0.9, "ablated": 0.52}}
-    res = framing(_study(truth, item_sd=0.3, n_items=12, sessions=1, reps=3), n_resamples=500)
+    res = framing(_study(truth, item_sd=0.3, n_items=12, sessions=1, reps=3), config=AnalysisConfig(n_resamples=500))
     assert "robust in 3/3 dimensions for sim:robust" in res.summary
     assert "controllable in 3/3 dimensions for sim:controlled" in res.summary
     table = res.verdicts.set_index(["model", "dimension"])
     assert len(table) == 6 and res.verdict is Verdict.INCONCLUSIVE
     assert (table.loc["sim:robust", "ci_low"] > 0.5).all() and (table.loc["sim:controlled", "ci_high"] < 0.5).all()
-    assert (table["measure"] == "ablation_retained_share (bootstrap, items resampled)").all()
+    assert (table["measure"] == f"ablation_retained_share ({IntervalKind.ITEM_CLUSTER_T})").all()
 
 
 def test_q2_names_the_convergent_and_the_divergent_model():

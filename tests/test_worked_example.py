@@ -1,4 +1,4 @@
-"""The README's worked example (issue 14, Deliver 5): the documented commands build it, the report takes seconds
+"""The README's worked example: the documented commands build it, the report takes seconds
 without a fit, and its per-model verdict matrix shows each model's finding, as the checked-in screenshot does."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from _support.browser import screenshot_section
 from _support.html import parse_html
 from PIL import Image
 
-from bias_validity.analyses.questions.worked_example import RESPONSES_FILE, TRUTH
+from bias_validity.simulate.worked_example import RESPONSES_FILE, TRUTH
 
 BIN = Path(sys.executable).parent
 SCREENSHOT = Path(__file__).resolve().parents[1] / "docs" / "worked_example_matrix.png"
@@ -28,7 +28,7 @@ def example(tmp_path_factory):
     """The README's two commands: write the study and its models file, report it without a fit."""
     folder = tmp_path_factory.mktemp("worked_example")
     subprocess.run(
-        [sys.executable, "-m", "bias_validity.analyses.questions.worked_example", str(folder)],
+        [sys.executable, "-m", "bias_validity.simulate.worked_example", str(folder)],
         check=True,
         capture_output=True,
         text=True,

@@ -6,7 +6,6 @@ from bias_validity.analyses.questions.gap import gap
 from bias_validity.analyses.questions.reflection import reflection
 from bias_validity.analyses.questions.reliability import reliability
 from bias_validity.analyses.questions.scaling import scaling
-from bias_validity.analyses.questions.simulate import simulate_responses
 
 __all__ = [
     "reliability",
@@ -17,5 +16,4 @@ __all__ = [
     "scaling",
     "item_scores",
     "mtmm_tables",
-    "simulate_responses",
 ]

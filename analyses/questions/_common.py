@@ -1,31 +1,22 @@
-"""Shared plumbing of the reviewer questions: input checks, cell SCs, interval verdicts, the figures' shape."""
+"""Shared plumbing of the reviewer questions: their inputs, cell SCs, interval verdicts, the figures' shape."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
 
+from bias_validity.analyses.config import AnalysisConfig
 from bias_validity.analyses.result import Verdict
-from bias_validity.probes.schema import Status
+from bias_validity.analyses.study import Study, as_study
+from bias_validity.psychometrics.interval_kind import IntervalKind
 
 __all__: list[str] = []
 
 #: Columns of every question's ``figures`` table (the estimate's labels first, then the interval).
 FIGURE_COLUMNS = ["model", "dimension", "measure", "estimate", "ci_low", "ci_high", "interval", "n", "note"]
-_NEEDED = ("model", "dimension", "method", "template_id", "item_id", "order", "session", "status", "consistent")
 POSTERIOR_COLUMNS = ("quantity", "model", "dimension", "method", "mean", "hdi_low", "hdi_high", "p_direction")
-
-
-def check_responses(responses: object, where: str, extra: Sequence[str] = ()) -> pd.DataFrame:
-    """Refuse anything but a responses table with the columns the question reads (one-line ValueError)."""
-    if not isinstance(responses, pd.DataFrame):
-        raise ValueError(f"{where}: expected the responses table as a pandas DataFrame, got {type(responses).__name__}")
-    missing = [c for c in (*_NEEDED, *extra) if c not in responses.columns]
-    if missing:
-        raise ValueError(f"{where}: the responses table lacks column(s) {', '.join(missing)}")
-    return responses
 
 
 def check_posterior(posterior: object, where: str) -> pd.DataFrame | None:
@@ -40,10 +31,11 @@ def check_posterior(posterior: object, where: str) -> pd.DataFrame | None:
     return posterior
 
 
-def ok_rows(responses: pd.DataFrame, method: str) -> pd.DataFrame:
-    """The ``ok`` answers of one method with a stance (``consistent`` not null)."""
-    rows = responses[(responses["method"] == method) & (responses["status"] == Status.OK.value)]
-    return rows[rows["consistent"].notna()]
+def prepare(
+    study: Study | pd.DataFrame, posterior: pd.DataFrame | None, config: AnalysisConfig | None, where: str
+) -> tuple[Study, pd.DataFrame | None, AnalysisConfig]:
+    """A question's three inputs checked: the study (a table is wrapped), the posterior table or None, the config."""
+    return as_study(study), check_posterior(posterior, where), AnalysisConfig() if config is None else config
 
 
 def consistent_counts(rows: pd.DataFrame, by: list[str]) -> pd.DataFrame:
@@ -62,7 +54,7 @@ def figure_row(
     estimate: float = np.nan,
     ci_low: float = np.nan,
     ci_high: float = np.nan,
-    interval: str = "",
+    interval: IntervalKind | str = "",
     n: int = 0,
     note: str = "",
 ) -> dict[str, object]:
@@ -74,7 +66,7 @@ def figure_row(
         estimate=float(estimate),
         ci_low=float(ci_low),
         ci_high=float(ci_high),
-        interval=interval,
+        interval=str(interval),
         n=int(n),
         note=note,
     )

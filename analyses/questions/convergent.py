@@ -5,15 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from bias_validity.analyses.config import AnalysisConfig
 from bias_validity.analyses.questions._common import (
-    check_posterior,
-    check_responses,
     combine_verdicts,
     figure_row,
     figures_frame,
-    ok_rows,
     posterior_rows,
+    prepare,
 )
+from bias_validity.analyses.registry import register_question
 from bias_validity.analyses.result import (
     ALL_DIMENSIONS,
     ALL_MODELS,
@@ -23,9 +23,11 @@ from bias_validity.analyses.result import (
     figure_text,
     verdict_table,
 )
-from bias_validity.probes.schema import CHOICE_PREFIX, WEAT_ITEM, Method, Status
+from bias_validity.analyses.study import Study, as_study
+from bias_validity.probes.schema import Method
 from bias_validity.psychometrics.bayes.identification import NOT_IDENTIFIED
-from bias_validity.psychometrics.estimands import Quantity, Thresholds
+from bias_validity.psychometrics.estimands import Quantity
+from bias_validity.psychometrics.interval_kind import IntervalKind
 from bias_validity.psychometrics.mtmm import MIN_UNITS, mtmm
 from bias_validity.psychometrics.reference import DIMENSION_TO_IAT, compare_to_human
 from bias_validity.psychometrics.validity import convergent_validity
@@ -44,39 +46,32 @@ NOT_CONVERGENT = "not convergent"
 DECIDING_PAIRS: frozenset[frozenset[str]] = frozenset(
     frozenset((Method.IMPLICIT.value, m)) for m in (Method.LOGPROB.value, Method.EMBEDDING.value)
 )
-_DETERMINISTIC = (Method.LOGPROB.value, Method.EMBEDDING.value)
 
 
-def item_scores(responses: pd.DataFrame) -> pd.DataFrame:
+def item_scores(study: Study | pd.DataFrame) -> pd.DataFrame:
     """One score per model x dimension x method x item: implicit SC, mean sentence log-odds, embedding association.
 
     Parameters
     ----------
-    responses : pandas.DataFrame
-        The responses table (``bias_validity.probes.schema``).
+    study : Study or pandas.DataFrame
+        The study or its responses table (``bias_validity.probes.schema``).
 
     Returns
     -------
     pandas.DataFrame
-        Columns ``model``, ``dimension``, ``method`` (``implicit``, ``logprob``, ``embedding``), ``item_id``,
-        ``score``: the share of consistent ``ok`` implicit answers; the mean ``score`` of the ``ok`` logprob
-        sentence rows (``choice:`` templates left out: they score the implicit prompt itself); the ``score`` of
-        the embedding ``pair`` rows (the whole-set ``WEAT`` rows left out).
+        The study's ``item_scores`` view (:attr:`bias_validity.analyses.study.Study.item_scores`): columns
+        ``model``, ``dimension``, ``method`` (``implicit``, ``logprob``, ``embedding``), ``item_id``, ``score``: the
+        share of consistent ``ok`` implicit answers; the mean ``score`` of the ``ok`` logprob sentence rows
+        (``choice:`` templates left out: they score the implicit prompt itself); the ``score`` of the embedding
+        ``pair`` rows (the whole-set ``WEAT`` rows left out).
 
     Examples
     --------
-    >>> from bias_validity.analyses.questions.simulate import simulate_responses
+    >>> from bias_validity.simulate import simulate_responses
     >>> item_scores(simulate_responses(dimensions=["age"], n_items=3, seed=0)).groupby("method").size().to_dict()
     {'embedding': 3, 'implicit': 3, 'logprob': 3}
     """
-    check_responses(responses, "item_scores", extra=("score",))
-    implicit = ok_rows(responses, Method.IMPLICIT)
-    implicit = implicit.assign(score=implicit["consistent"].astype(float))
-    other = responses[responses["method"].isin(_DETERMINISTIC) & (responses["status"] == Status.OK.value)]
-    other = other[(other["item_id"] != WEAT_ITEM) & ~other["template_id"].astype(str).str.startswith(CHOICE_PREFIX)]
-    other = other[other["score"].notna()].assign(score=lambda f: f["score"].astype(float))
-    keys = ["model", "dimension", "method", "item_id"]
-    return pd.concat([implicit, other])[[*keys, "score"]].groupby(keys, observed=True)["score"].mean().reset_index()
+    return as_study(study).item_scores
 
 
 def _verdict(low: float, high: float, floor: float) -> Verdict:
@@ -129,17 +124,18 @@ def _not_estimable(model: str, methods: set[str]) -> dict[str, object]:
     )
 
 
-def _human_rows(responses: pd.DataFrame, scores: pd.DataFrame, ci: float, seed: int) -> list[dict[str, object]]:
+def _human_rows(study: Study, config: AnalysisConfig) -> list[dict[str, object]]:
     """Rank agreement of each model's per-dimension effects with the human IAT (implicit SC and WEAT d)."""
+    scores = study.item_scores
     effects = scores[scores["method"] == Method.IMPLICIT].groupby(["model", "dimension"], observed=True)["score"].mean()
     sources = [("implicit SC", effects.reset_index())]
-    weat = responses[(responses["item_id"] == WEAT_ITEM) & responses["score"].notna()]
-    if len(weat):
-        sources.append(("WEAT d", weat.assign(score=weat["score"].astype(float))[["model", "dimension", "score"]]))
+    if len(study.weat):
+        sources.append(("WEAT d", study.weat[["model", "dimension", "score"]]))
     rows = []
     for label, frame in sources:
         for model, group in frame.groupby("model", observed=True):
             matched = group[group["dimension"].isin(list(DIMENSION_TO_IAT))]
+            matched = matched.groupby("dimension", as_index=False)["score"].mean()  # one effect per dimension
             measure = f"human_iat_spearman ({label})"
             if len(matched) < 3:
                 rows.append(
@@ -152,37 +148,35 @@ def _human_rows(responses: pd.DataFrame, scores: pd.DataFrame, ci: float, seed: 
                     )
                 )
                 continue
-            out = compare_to_human(matched, dimension="dimension", effect="score", ci=ci, n_resamples=200, seed=seed)
+            out = compare_to_human(matched, dimension="dimension", effect="score", **config.bootstrap)
             r = out[(out["method"] == "spearman") & (out["interval"] == "fisher_z")].iloc[0]
             note = f"n = {int(r['n'])} dimensions: too few for a rank correlation to mean much; p = {r['p_value']:.2f}"
-            rows.append(figure_row(model, "all", measure, r["r"], r["ci_low"], r["ci_high"], "Fisher z", r["n"], note))
+            rows.append(
+                figure_row(
+                    model, "all", measure, r["r"], r["ci_low"], r["ci_high"], IntervalKind.FISHER_Z, r["n"], note
+                )
+            )
     return rows
 
 
+@register_question("Q2", "Convergent validity")
 def convergent(
-    responses: pd.DataFrame,
-    *,
+    study: Study | pd.DataFrame,
     posterior: pd.DataFrame | None = None,
-    thresholds: Thresholds | None = None,
-    ci: float = 0.95,
-    seed: int = 0,
+    config: AnalysisConfig | None = None,
 ) -> QuestionResult:
     """Q2: item-level convergence of implicit SC with logprob and embedding scores, latent correlation, human IAT.
 
     Parameters
     ----------
-    responses : pandas.DataFrame
-        The responses table (``bias_validity.probes.schema``).
+    study : Study or pandas.DataFrame
+        The study (:class:`bias_validity.analyses.study.Study`) or its responses table.
     posterior : pandas.DataFrame, optional
         The Bayesian fit's derived quantities; its ``latent_correlation`` rows (disattenuated, from the
         correlated item effects) decide the verdict where present and identified (``identified`` column); the
         others are shown with the note "not identified" and their contraction, never counted.
-    thresholds : Thresholds, optional
-        ``convergent_r`` (default 0.3) of :class:`bias_validity.psychometrics.estimands.Thresholds`.
-    ci : float
-        Interval level.
-    seed : int
-        Bootstrap seed.
+    config : AnalysisConfig, optional
+        ``ci``, the bootstrap's ``n_resamples`` and ``seed``, and the threshold ``convergent_r`` (default 0.3).
 
     Returns
     -------
@@ -219,17 +213,16 @@ def convergent(
 
     Examples
     --------
-    >>> from bias_validity.analyses.questions.simulate import simulate_responses
+    >>> from bias_validity.simulate import simulate_responses
     >>> convergent(simulate_responses(item_sd=2.0, reps=2, seed=0)).verdict.value
     'supported'
     >>> res = convergent(simulate_responses(n_items=40, item_sd=2.0, shared_item_effects=False, seed=0))
     >>> res.verdict.value, res.verdicts["finding"].tolist()
     ('not supported', ['not convergent'])
     """
-    check_responses(responses, "convergent", extra=("score",))
-    posterior = check_posterior(posterior, "convergent")
-    floor = (thresholds or Thresholds()).convergent_r
-    scores = item_scores(responses)
+    study, posterior, config = prepare(study, posterior, config, "convergent")
+    floor = config.thresholds.convergent_r
+    scores = study.item_scores
     latent = posterior_rows(posterior, Quantity.LATENT_CORRELATION.value)
     identified = latent["identified"].astype(bool) if "identified" in latent else pd.Series(True, latent.index)
     rows, verdicts, cells = [], [], []
@@ -239,15 +232,19 @@ def convergent(
             if not identified.any():
                 cells.append(_not_estimable(model, methods))
             continue
+        wide = group.pivot_table(index="item_id", columns="method", values="score").notna()
+        paired = [(wide[a] & wide[b]).sum() for i, a in enumerate(wide.columns) for b in wide.columns[i + 1 :]]
+        if min(paired, default=0) < 3:  # a correlation needs three items scored by both methods of every pair
+            if not identified.any():
+                cells.append(_not_estimable(model, methods))
+            continue
         pairs = convergent_validity(
             group,
             units="item_id",
             methods="method",
             scores="score",
             method="spearman",
-            ci=ci,
-            n_resamples=200,
-            seed=seed,
+            **config.bootstrap,
         )
         decided = []
         for r in pairs[pairs["interval"] == "fisher_z"].itertuples():
@@ -260,7 +257,7 @@ def convergent(
                 r.r,
                 r.ci_low,
                 r.ci_high,
-                "Fisher z",
+                IntervalKind.FISHER_Z,
                 r.n,
                 _DECIDES if counted else _SHOWN,
             )
@@ -281,15 +278,15 @@ def convergent(
         else:
             contraction = figure_text(getattr(r, "contraction", np.nan), missing="not computed")
             note = f"{NOT_IDENTIFIED} (contraction {contraction})"
-        row = figure_row(r.model, dim, f"latent {r.method}", r.mean, r.hdi_low, r.hdi_high, "HDI", 0, note)
+        row = figure_row(r.model, dim, f"latent {r.method}", r.mean, r.hdi_low, r.hdi_high, IntervalKind.HDI, 0, note)
         rows.append(row)
         if counted:
             key = (ALL_MODELS if pd.isna(r.model) or not r.model else r.model, dim)
             latent_decided.setdefault(key, []).append((_verdict(r.hdi_low, r.hdi_high, floor), row))
             verdicts.append(latent_decided[key][-1][0])
     cells += [_model_verdict(m, d, decided, floor) for (m, d), decided in latent_decided.items()]
-    rows += _human_rows(responses, scores, ci, seed)
-    frame = figures_frame(rows, ci=ci, correlation="spearman", seed=seed)
+    rows += _human_rows(study, config)
+    frame = figures_frame(rows, ci=config.ci, correlation="spearman", seed=config.seed)
     table = verdict_table(cells)
     if not verdicts:
         return QuestionResult.answer(
@@ -323,15 +320,15 @@ def convergent(
     return QuestionResult.answer("Q2", combine_verdicts(verdicts), summary, evidence, frame, table)
 
 
-def mtmm_tables(responses: pd.DataFrame, *, ci: float = 0.95) -> dict[str, pd.DataFrame]:
+def mtmm_tables(study: Study | pd.DataFrame, config: AnalysisConfig | None = None) -> dict[str, pd.DataFrame]:
     """The multitrait-multimethod matrix (models x dimensions x methods) and its Campbell-Fiske checks.
 
     Parameters
     ----------
-    responses : pandas.DataFrame
-        The responses table (``bias_validity.probes.schema``).
-    ci : float
-        Level of the Fisher-z intervals.
+    study : Study or pandas.DataFrame
+        The study or its responses table (``bias_validity.probes.schema``).
+    config : AnalysisConfig, optional
+        Its ``ci`` is the level of the Fisher-z intervals.
 
     Returns
     -------
@@ -350,19 +347,19 @@ def mtmm_tables(responses: pd.DataFrame, *, ci: float = 0.95) -> dict[str, pd.Da
 
     Examples
     --------
-    >>> from bias_validity.analyses.questions.simulate import simulate_responses
+    >>> from bias_validity.simulate import simulate_responses
     >>> mtmm_tables(simulate_responses(seed=0))
     {}
     """
-    check_responses(responses, "mtmm_tables", extra=("score",))
-    cells = item_scores(responses).groupby(["model", "dimension", "method"], observed=True)["score"].mean()
+    study, config = as_study(study), AnalysisConfig() if config is None else config
+    cells = study.item_scores.groupby(["model", "dimension", "method"], observed=True)["score"].mean()
     wide = cells.unstack(["dimension", "method"]).dropna(axis=1)
     dims = wide.columns.get_level_values("dimension")
     methods = wide.columns.get_level_values("method")
     if len(wide) < MIN_UNITS or len(set(dims)) < 2 or len(set(methods)) < 2:
         return {}
     long = wide.stack(["dimension", "method"], future_stack=True).rename("score").reset_index()
-    result = mtmm(long, units="model", traits="dimension", methods="method", scores="score", ci=ci)
+    result = mtmm(long, units="model", traits="dimension", methods="method", scores="score", ci=config.ci)
     matrix = result.matrix.copy()
     labels = [f"{t}/{m}" for t, m in matrix.index]
     matrix.index, matrix.columns = labels, labels

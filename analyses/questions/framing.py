@@ -5,20 +5,22 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from bias_validity.analyses.config import AnalysisConfig
 from bias_validity.analyses.questions._common import (
-    check_posterior,
-    check_responses,
     combine_verdicts,
     figure_row,
     figures_frame,
     interval_verdict,
-    ok_rows,
     posterior_rows,
+    prepare,
 )
+from bias_validity.analyses.registry import register_question
 from bias_validity.analyses.result import QuestionResult, Verdict, describe_verdicts, figure_text, verdict_table
+from bias_validity.analyses.study import Study
 from bias_validity.probes.schema import Method
-from bias_validity.psychometrics.estimands import Quantity, Thresholds, chance_overlap
+from bias_validity.psychometrics.estimands import Quantity, chance_overlap
 from bias_validity.psychometrics.framing import FramingVerdict, ablation_retained_share
+from bias_validity.psychometrics.interval_kind import IntervalKind
 
 __all__ = ["framing"]
 
@@ -29,7 +31,8 @@ _VERDICTS = {
     FramingVerdict.NOT_ESTIMABLE.value: Verdict.NOT_ESTIMABLE,
 }
 _WORDS = {verdict: word for word, verdict in _VERDICTS.items()}
-_BOOT = "bootstrap, items resampled"
+_BOOT = IntervalKind.ITEM_CLUSTER_T
+_HDI = IntervalKind.HDI
 
 
 def _cell(
@@ -52,41 +55,33 @@ def _cell(
     )
 
 
+@register_question("Q3", "Framing (ablation)")
 def framing(
-    responses: pd.DataFrame,
-    *,
+    study: Study | pd.DataFrame,
     posterior: pd.DataFrame | None = None,
-    thresholds: Thresholds | None = None,
-    ci: float = 0.95,
-    n_resamples: int = 2000,
-    seed: int = 0,
+    config: AnalysisConfig | None = None,
 ) -> QuestionResult:
     """Q3: ablation retained share R = (SC_ablated - 0.5) / (SC_implicit - 0.5) per model x dimension.
 
     Parameters
     ----------
-    responses : pandas.DataFrame
-        The responses table (``bias_validity.probes.schema``); needs ``ok`` implicit and ablated answers.
+    study : Study or pandas.DataFrame
+        The study (:class:`bias_validity.analyses.study.Study`) or its responses table; needs ``ok`` implicit and
+        ablated answers.
     posterior : pandas.DataFrame, optional
         The Bayesian fit's derived quantities; its ``ablation_retained_share`` rows (same definition, from the
         new-item SCs) decide the verdict where present, the bootstrap rows are shown beside them.
-    thresholds : Thresholds, optional
-        ``retained_share`` (default 0.5) and ``chance_margin`` (default 0.05) of
-        :class:`bias_validity.psychometrics.estimands.Thresholds`.
-    ci : float
-        Interval level.
-    n_resamples : int
-        Bootstrap resamples (>= 100).
-    seed : int
-        Bootstrap seed.
+    config : AnalysisConfig, optional
+        ``ci``, the bootstrap's ``n_resamples`` and ``seed``, and the thresholds ``retained_share`` (default 0.5)
+        and ``chance_margin`` (default 0.05).
 
     Returns
     -------
     QuestionResult
         ``figures`` columns ``model``, ``dimension``, ``measure`` (``ablation_retained_share``), ``estimate`` (R),
-        ``ci_low``, ``ci_high`` (NaN where R is not estimable), ``interval`` (``bootstrap, items resampled`` or
-        ``HDI``), ``n`` (answers), ``note`` (the verdict and its reason). ``attrs``: ``ci``, ``n_resamples``,
-        ``seed``, ``threshold``, ``chance_margin``. ``verdicts``: one row per model x dimension
+        ``ci_low``, ``ci_high`` (NaN where R is not estimable), ``interval`` (``item-cluster bootstrap,
+        t-corrected`` or ``HDI``), ``n`` (answers), ``note`` (the verdict and its reason). ``attrs``: ``ci``,
+        ``n_resamples``, ``seed``, ``threshold``, ``chance_margin``. ``verdicts``: one row per model x dimension
         (:func:`bias_validity.analyses.result.verdict_table`) from the deciding interval.
 
     Notes
@@ -107,18 +102,18 @@ def framing(
 
     Examples
     --------
-    >>> from bias_validity.analyses.questions.simulate import simulate_responses
+    >>> from bias_validity.simulate import simulate_responses
     >>> t = simulate_responses(sc={"implicit": 0.9, "ablated": 0.55}, dimensions=["age"], n_items=16, item_sd=0.3)
-    >>> res = framing(t, n_resamples=500)
+    >>> from bias_validity.analyses.config import AnalysisConfig
+    >>> res = framing(t, config=AnalysisConfig(n_resamples=500))
     >>> res.verdict.value
     'not supported'
     >>> res.verdicts[["model", "dimension", "finding"]].values.tolist()
     [['sim:model', 'age', 'controllable']]
     """
-    check_responses(responses, "framing")
-    posterior = check_posterior(posterior, "framing")
-    limits = thresholds or Thresholds()
-    rows = pd.concat([ok_rows(responses, Method.IMPLICIT), ok_rows(responses, Method.ABLATED)])
+    study, posterior, config = prepare(study, posterior, config, "framing")
+    limits, ci, n_resamples, seed = config.thresholds, config.ci, config.n_resamples, config.seed
+    rows = pd.concat([study.answers(Method.IMPLICIT), study.answers(Method.ABLATED)])
     both = rows.groupby(["model", "dimension"], observed=True)["method"].nunique()
     both = both[both == 2]
     measure = Quantity.RETAINED_SHARE.value
@@ -133,6 +128,12 @@ def framing(
     for model, dim in both.index:
         cell = rows[(rows["model"] == model) & (rows["dimension"] == dim)]
         cell = cell.assign(consistent=cell["consistent"].astype(float), item_id=cell["item_id"].astype(str))
+        counts = cell["method"].value_counts()
+        if min(counts.get(Method.IMPLICIT.value, 0), counts.get(Method.ABLATED.value, 0)) < 2:
+            note = f"not estimable: {counts.to_dict()} ok answers; R needs at least 2 in each condition"
+            figures.append(figure_row(model, dim, measure, interval=_BOOT, n=len(cell), note=note))
+            boot_cells.append(_cell(model, dim, Verdict.NOT_ESTIMABLE, _BOOT, np.nan, np.nan, np.nan, note))
+            continue
         out = ablation_retained_share(
             cell,
             condition="method",
@@ -165,14 +166,14 @@ def framing(
                 else f"HDI [{low:.2f}, {high:.2f}] overlaps"
             )
             note = f"not estimable: the implicit new-item SC's {band} 0.5 +/- {limits.chance_margin:g}"
-            figures.append(figure_row(r.model, r.dimension, measure, interval="HDI", note=note))
-            post_cells.append(_cell(r.model, r.dimension, Verdict.NOT_ESTIMABLE, "HDI", np.nan, np.nan, np.nan, note))
+            figures.append(figure_row(r.model, r.dimension, measure, interval=_HDI, note=note))
+            post_cells.append(_cell(r.model, r.dimension, Verdict.NOT_ESTIMABLE, _HDI, np.nan, np.nan, np.nan, note))
             continue
         v = interval_verdict(r.hdi_low, r.hdi_high, limits.retained_share)
         fig = figure_text(r.mean, r.hdi_low, r.hdi_high, missing="not estimable")
         note = f"{_WORDS[v]}: R {fig} (HDI) against {limits.retained_share:g}"
-        figures.append(figure_row(r.model, r.dimension, measure, r.mean, r.hdi_low, r.hdi_high, "HDI", 0, note))
-        post_cells.append(_cell(r.model, r.dimension, v, "HDI", r.mean, r.hdi_low, r.hdi_high, note))
+        figures.append(figure_row(r.model, r.dimension, measure, r.mean, r.hdi_low, r.hdi_high, _HDI, 0, note))
+        post_cells.append(_cell(r.model, r.dimension, v, _HDI, r.mean, r.hdi_low, r.hdi_high, note))
     frame = figures_frame(
         figures,
         ci=ci,
@@ -181,7 +182,7 @@ def framing(
         threshold=limits.retained_share,
         chance_margin=limits.chance_margin,
     )
-    source = "HDI" if len(post) else _BOOT
+    source = _HDI if len(post) else _BOOT
     table = verdict_table(post_cells if len(post) else boot_cells)
     decide = frame[(frame["interval"] == source) & frame["ci_low"].notna()]
     if len(decide):
@@ -200,7 +201,7 @@ def framing(
     evidence = (
         f"{len(rows)} ok implicit and ablated answers in {len(both)} model x dimension cells; "
         + ("posterior HDI of R from the new-item SCs decides, " if len(post) else "")
-        + f"percentile bootstrap interval of R with {n_resamples} item-cluster resamples"
+        + f"item-cluster bootstrap interval of R (t-corrected) with {n_resamples} resamples"
         + (" shown beside it." if len(post) else " decides.")
     )
     return QuestionResult.answer(

@@ -4,27 +4,30 @@ from __future__ import annotations
 
 import pandas as pd
 
+from bias_validity.analyses.config import AnalysisConfig
 from bias_validity.analyses.questions._common import (
-    check_posterior,
-    check_responses,
     combine_verdicts,
     consistent_counts,
     figure_row,
     figures_frame,
-    ok_rows,
     posterior_rows,
+    prepare,
 )
+from bias_validity.analyses.registry import register_question
 from bias_validity.analyses.result import QuestionResult, Verdict, describe_verdicts, figure_text, verdict_table
-from bias_validity.analyses.summary import NOT_BALANCED, acquiescence_table
+from bias_validity.analyses.study import Study
+from bias_validity.analyses.summary import NOT_BALANCED
 from bias_validity.probes.schema import Method
 from bias_validity.psychometrics.clustered import cluster_counts, cluster_interval
-from bias_validity.psychometrics.estimands import Quantity, Thresholds
+from bias_validity.psychometrics.estimands import Quantity
+from bias_validity.psychometrics.interval_kind import IntervalKind
 from bias_validity.psychometrics.intervals import newcombe_diff_interval
 
 __all__ = ["NEGATIVE_GAP", "POSITIVE_GAP", "NO_GAP", "gap"]
 
-_ITEMS = "bootstrap, items resampled"
-_THESE = "Newcombe (these items)"
+_ITEMS = IntervalKind.ITEM_CLUSTER_T
+_THESE = IntervalKind.NEWCOMBE  #: answers independent: an interval for these items only
+_HDI = IntervalKind.HDI
 #: Findings of a model x dimension: explicit credibly below implicit, credibly above, or equal within the ROPE.
 NEGATIVE_GAP = "credible negative gap"
 POSITIVE_GAP = "credible positive gap"
@@ -68,9 +71,9 @@ def _cell_verdict(cell: object, rope: float, source: str) -> dict[str, object]:
     )
 
 
-def _item_gap(responses: pd.DataFrame, model: str, dim: str, ci: float, seed: int) -> tuple[float, float, str]:
+def _item_gap(study: Study, model: str, dim: str, config: AnalysisConfig) -> tuple[float, float, str]:
     """Item-cluster bootstrap interval of the gap: items resampled with their explicit and implicit answers."""
-    rows = pd.concat([ok_rows(responses, m) for m in (Method.EXPLICIT, Method.IMPLICIT)])
+    rows = pd.concat([study.answers(m) for m in (Method.EXPLICIT, Method.IMPLICIT)])
     rows = rows[(rows["model"] == model) & (rows["dimension"] == dim)]
     counts = cluster_counts(rows, cluster="item_id", condition="method", outcome="consistent")
     exp, imp = Method.EXPLICIT.value, Method.IMPLICIT.value
@@ -78,42 +81,39 @@ def _item_gap(responses: pd.DataFrame, model: str, dim: str, ci: float, seed: in
     def difference(t):
         return t[f"k:{exp}"] / t[f"n:{exp}"] - t[f"k:{imp}"] / t[f"n:{imp}"]
 
-    _, low, high, why = cluster_interval(counts, difference, ci=ci, n_resamples=1000, seed=seed)
+    _, low, high, why = cluster_interval(counts, difference, **config.bootstrap)
     return low, high, why
 
 
+@register_question("Q4", "Explicit-implicit gap")
 def gap(
-    responses: pd.DataFrame,
-    *,
+    study: Study | pd.DataFrame,
     posterior: pd.DataFrame | None = None,
-    thresholds: Thresholds | None = None,
-    ci: float = 0.95,
-    seed: int = 0,
+    config: AnalysisConfig | None = None,
 ) -> QuestionResult:
     """Q4: explicit SC minus implicit SC per model x dimension, with frequentist intervals and the posterior HDI.
 
     Parameters
     ----------
-    responses : pandas.DataFrame
-        The responses table (``bias_validity.probes.schema``); needs ``ok`` explicit and implicit answers.
+    study : Study or pandas.DataFrame
+        The study (:class:`bias_validity.analyses.study.Study`) or its responses table; needs ``ok`` explicit and
+        implicit answers.
     posterior : pandas.DataFrame, optional
         The Bayesian fit's derived quantities (columns ``quantity``, ``model``, ``dimension``, ``method``,
         ``mean``, ``hdi_low``, ``hdi_high``, ``p_direction``); its ``gap_explicit_implicit`` rows (from the
         new-item SCs) decide the verdict where present.
-    thresholds : Thresholds, optional
-        ``gap_rope`` (default 0.05) of :class:`bias_validity.psychometrics.estimands.Thresholds`.
-    ci : float
-        Level of the frequentist intervals.
-    seed : int
-        Seed of the item-cluster bootstrap.
+    config : AnalysisConfig, optional
+        ``ci`` (the frequentist intervals), the bootstrap's ``n_resamples`` and ``seed``, and the threshold
+        ``gap_rope`` (default 0.05).
 
     Returns
     -------
     QuestionResult
         ``figures`` columns ``model``, ``dimension``, ``measure`` (``gap_explicit_implicit``), ``estimate``,
-        ``ci_low``, ``ci_high``, ``interval`` (``bootstrap, items resampled``, ``Newcombe (these items)`` or
-        ``HDI``), ``n`` (answers), ``note``. ``attrs``: ``ci``, ``rope``. ``verdicts``: one row per model x
-        dimension (:func:`bias_validity.analyses.result.verdict_table`) from the deciding interval.
+        ``ci_low``, ``ci_high``, ``interval`` (``item-cluster bootstrap, t-corrected``, ``Newcombe``: answers
+        independent, for these items only, or ``HDI``), ``n`` (answers), ``note``. ``attrs``: ``ci``, ``rope``.
+        ``verdicts``: one row per model x dimension (:func:`bias_validity.analyses.result.verdict_table`) from
+        the deciding interval.
 
     Notes
     -----
@@ -137,18 +137,17 @@ def gap(
 
     Examples
     --------
-    >>> from bias_validity.analyses.questions.simulate import simulate_responses
+    >>> from bias_validity.simulate import simulate_responses
     >>> res = gap(simulate_responses(sc={"implicit": 0.8, "explicit": 0.2}, item_sd=0.5, seed=0))
     >>> res.verdict.value, res.figures["estimate"].round(2).tolist()[:3]
     ('supported', [-0.46, -0.46, -0.65])
     >>> res.summary.split(" (")[0]
     'By model and dimension: credible negative gap in 3/3 dimensions for sim:model'
     """
-    check_responses(responses, "gap")
-    posterior = check_posterior(posterior, "gap")
-    rope = (thresholds or Thresholds()).gap_rope
+    study, posterior, config = prepare(study, posterior, config, "gap")
+    rope, ci = config.thresholds.gap_rope, config.ci
     counts = {
-        m: consistent_counts(ok_rows(responses, m), ["model", "dimension"]).set_index(["model", "dimension"])
+        m: consistent_counts(study.answers(m), ["model", "dimension"]).set_index(["model", "dimension"])
         for m in (Method.EXPLICIT, Method.IMPLICIT)
     }
     explicit, implicit = counts[Method.EXPLICIT], counts[Method.IMPLICIT]
@@ -160,7 +159,7 @@ def gap(
             "No model x dimension has both ok explicit and ok implicit answers.",
             "The gap needs both methods on the same model and dimension.",
         )
-    balance = acquiescence_table(responses)
+    balance = study.acquiescence(config)
     balance = balance[balance["method"] == Method.EXPLICIT.value].set_index(["model", "dimension"])
     diff = newcombe_diff_interval(cells["k_exp"], cells["n_exp"], cells["k_imp"], cells["n_imp"], ci=ci)
     rows = []
@@ -170,7 +169,7 @@ def gap(
             b = balance.loc[(m, d)]
             index = figure_text(b["acquiescence"], b["ci_low"], b["ci_high"], missing="not estimable")
             note = f"explicit acquiescence {index}" if b["balanced"] else NOT_BALANCED
-        low, high, why = _item_gap(responses, m, d, ci, seed)
+        low, high, why = _item_gap(study, m, d, config)
         rows.append(
             figure_row(
                 m,
@@ -184,14 +183,16 @@ def gap(
                 "; ".join(x for x in (note, why) if x),
             )
         )
-        rows.append(figure_row(m, d, Quantity.GAP.value, r.difference, r.ci_low, r.ci_high, _THESE, r.n1 + r.n2))
+        rows.append(
+            figure_row(m, d, Quantity.GAP.value, r.difference, r.ci_low, r.ci_high, _THESE, r.n1 + r.n2, "these items")
+        )
     post = posterior_rows(posterior, Quantity.GAP.value)
     rows += [
-        figure_row(r.model, r.dimension, Quantity.GAP.value, r.mean, r.hdi_low, r.hdi_high, "HDI", 0, "new-item SCs")
+        figure_row(r.model, r.dimension, Quantity.GAP.value, r.mean, r.hdi_low, r.hdi_high, _HDI, 0, "new-item SCs")
         for r in post.itertuples()
     ]
     frame = figures_frame(rows, ci=ci, rope=rope)
-    source = "HDI" if len(post) else _ITEMS
+    source = _HDI if len(post) else _ITEMS
     decide = frame[frame["interval"] == source]
     table = verdict_table(_cell_verdict(r, rope, source) for r in decide.itertuples())
     verdict = combine_verdicts(Verdict(v) for v in table["verdict"])

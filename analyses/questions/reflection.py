@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import pandas as pd
 
+from bias_validity.analyses.config import AnalysisConfig
 from bias_validity.analyses.questions._common import (
-    check_posterior,
-    check_responses,
     combine_verdicts,
     consistent_counts,
     figure_row,
     figures_frame,
     interval_verdict,
-    ok_rows,
     posterior_rows,
+    prepare,
 )
+from bias_validity.analyses.registry import register_question
 from bias_validity.analyses.result import (
     ALL_DIMENSIONS,
     QuestionResult,
@@ -23,8 +23,10 @@ from bias_validity.analyses.result import (
     figure_text,
     verdict_table,
 )
+from bias_validity.analyses.study import Study
 from bias_validity.analyses.summary import NOT_BALANCED
 from bias_validity.probes.schema import Method, is_reversed
+from bias_validity.psychometrics.interval_kind import IntervalKind
 from bias_validity.psychometrics.intervals import newcombe_diff_interval, wilson_interval
 
 __all__ = ["DISOWNS", "ENDORSES", "reflection"]
@@ -54,20 +56,26 @@ def _cell(model: str, dim: str, estimate: float, low: float, high: float, n: int
     )
 
 
-def reflection(responses: pd.DataFrame, *, posterior: pd.DataFrame | None = None, ci: float = 0.95) -> QuestionResult:
+@register_question("Q5", "Self-reflection")
+def reflection(
+    study: Study | pd.DataFrame,
+    posterior: pd.DataFrame | None = None,
+    config: AnalysisConfig | None = None,
+) -> QuestionResult:
     """Q5: the model's stereotype consistency when shown its own implicit answers, next to its explicit SC.
 
     Parameters
     ----------
-    responses : pandas.DataFrame
-        The responses table (``bias_validity.probes.schema``); ``reflection`` rows code, in ``consistent``,
+    study : Study or pandas.DataFrame
+        The study (:class:`bias_validity.analyses.study.Study`) or its responses table; ``reflection`` rows code,
+        in ``consistent``,
         agreeing with an own stereotype-consistent completion or disagreeing with an own inconsistent one (the
         counter-stereotype control, ``order`` ending in ``~reversed``).
     posterior : pandas.DataFrame, optional
         The Bayesian fit's derived quantities; its ``reflection_minus_implicit`` rows are shown beside the
         frequentist figures.
-    ci : float
-        Interval level.
+    config : AnalysisConfig, optional
+        Its ``ci`` is the interval level.
 
     Returns
     -------
@@ -101,16 +109,16 @@ def reflection(responses: pd.DataFrame, *, posterior: pd.DataFrame | None = None
 
     Examples
     --------
-    >>> from bias_validity.analyses.questions.simulate import simulate_responses
+    >>> from bias_validity.simulate import simulate_responses
     >>> res = reflection(simulate_responses(sc={"implicit": 0.7, "explicit": 0.6, "reflection": 0.15}, seed=0))
     >>> res.verdict.value
     'supported'
     >>> res.verdicts.query("dimension == 'all'")["finding"].tolist()
     ['disowns']
     """
-    check_responses(responses, "reflection")
-    posterior = check_posterior(posterior, "reflection")
-    own = ok_rows(responses, Method.REFLECTION)
+    study, posterior, config = prepare(study, posterior, config, "reflection")
+    ci = config.ci
+    own = study.answers(Method.REFLECTION)
     if own.empty:
         return QuestionResult.answer(
             "Q5",
@@ -118,7 +126,7 @@ def reflection(responses: pd.DataFrame, *, posterior: pd.DataFrame | None = None
             "No ok reflection answers: self-reflection cannot be estimated.",
             "Reflection needs a chat model and stereotype-consistent implicit answers to show it; none were stored.",
         )
-    explicit = ok_rows(responses, Method.EXPLICIT)
+    explicit = study.answers(Method.EXPLICIT)
     explicit = explicit[explicit["item_id"].isin(set(own["item_id"]))]
     balanced = bool(own["order"].map(is_reversed).any())
     rows, cells = [], []
@@ -128,7 +136,9 @@ def reflection(responses: pd.DataFrame, *, posterior: pd.DataFrame | None = None
         theirs = consistent_counts(explicit, by).set_index(by)
         for r, w in zip(mine.itertuples(), wil.itertuples(), strict=True):
             dim = label or r.dimension
-            rows.append(figure_row(r.model, dim, "sc_reflection", w.estimate, w.ci_low, w.ci_high, "Wilson", r.n))
+            rows.append(
+                figure_row(r.model, dim, "sc_reflection", w.estimate, w.ci_low, w.ci_high, IntervalKind.WILSON, r.n)
+            )
             cells.append(_cell(r.model, dim, w.estimate, w.ci_low, w.ci_high, r.n, balanced))
             key = r.model if label else (r.model, r.dimension)
             if key in theirs.index:
@@ -142,13 +152,13 @@ def reflection(responses: pd.DataFrame, *, posterior: pd.DataFrame | None = None
                         d["difference"],
                         d["ci_low"],
                         d["ci_high"],
-                        "Newcombe",
+                        IntervalKind.NEWCOMBE,
                         r.n + int(e["n"]),
                     )
                 )
     post = posterior_rows(posterior, "reflection_minus_implicit")
     rows += [
-        figure_row(r.model, r.dimension, "reflection_minus_implicit", r.mean, r.hdi_low, r.hdi_high, "HDI")
+        figure_row(r.model, r.dimension, "reflection_minus_implicit", r.mean, r.hdi_low, r.hdi_high, IntervalKind.HDI)
         for r in post.itertuples()
     ]
     frame = figures_frame(rows, ci=ci)

@@ -13,15 +13,16 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
+from bias_validity.analyses.config import AnalysisConfig
 from bias_validity.analyses.questions._common import (
     all_must_hold,
-    check_responses,
     consistent_counts,
     figure_row,
     figures_frame,
     interval_verdict,
-    ok_rows,
+    prepare,
 )
+from bias_validity.analyses.registry import register_question
 from bias_validity.analyses.result import (
     ALL_DIMENSIONS,
     QuestionResult,
@@ -31,9 +32,11 @@ from bias_validity.analyses.result import (
     figure_text,
     verdict_table,
 )
+from bias_validity.analyses.study import Study
 from bias_validity.probes.schema import CANDIDATE_ORDERS, Method, candidate_order
 from bias_validity.psychometrics.forms import form_agreement, form_shifts
 from bias_validity.psychometrics.framing import position_bias
+from bias_validity.psychometrics.interval_kind import IntervalKind
 from bias_validity.psychometrics.reliability import icc
 
 __all__ = ["ICC_POOR", "POSITION_LIMIT", "ICC_SCOPE", "ONE_SESSION", "FORMS_DISAGREE", "reliability"]
@@ -120,7 +123,7 @@ def _facet(
                 r["icc"],
                 r["ci_low"],
                 r["ci_high"],
-                "F-test (McGraw-Wong)",
+                IntervalKind.ICC_F,
                 len(shared) * len(group),
                 note,
             )
@@ -158,7 +161,7 @@ def _forms(cells: pd.DataFrame, model: str, dim: str, ci: float, limit: float) -
             f.estimate,
             f.ci_low,
             f.ci_high,
-            "Wilson, item-cluster design effect",
+            IntervalKind.WILSON_DESIGN_EFFECT,
             f.n,
             f"{f.n_clusters} items",
         )
@@ -188,7 +191,7 @@ def _forms(cells: pd.DataFrame, model: str, dim: str, ci: float, limit: float) -
             s.difference,
             s.ci_low,
             s.ci_high,
-            "Wald, item-cluster robust (shared items paired)",
+            IntervalKind.WALD_CLUSTER,
             s.n,
             f"{s.shared_clusters} items shared",
         )
@@ -225,7 +228,14 @@ def _position(rows: pd.DataFrame, model: str, dim: str, ci: float, limit: float)
         )
     d = position_bias(listed, order="listed", outcome="consistent", reference=second, ci=ci).iloc[0]
     row = figure_row(
-        model, dim, "position_bias", d["difference"], d["ci_low"], d["ci_high"], "Newcombe", d["n"] + d["n_reference"]
+        model,
+        dim,
+        "position_bias",
+        d["difference"],
+        d["ci_low"],
+        d["ci_high"],
+        IntervalKind.NEWCOMBE,
+        d["n"] + d["n_reference"],
     )
     verdict = _shift_verdict(d["ci_low"], d["ci_high"], limit)
     fig = figure_text(d["difference"], d["ci_low"], d["ci_high"], missing="not estimable")
@@ -255,31 +265,31 @@ def _cell_verdict(model: str, dim: str, checks: list[_Check]) -> dict[str, objec
     )
 
 
+@register_question("Q1", "Reliability")
 def reliability(
-    responses: pd.DataFrame,
+    study: Study | pd.DataFrame,
+    posterior: pd.DataFrame | None = None,
+    config: AnalysisConfig | None = None,
     *,
     method: str = Method.IMPLICIT.value,
-    ci: float = 0.95,
-    icc_threshold: float = ICC_POOR,
-    shift_limit: float = POSITION_LIMIT,
 ) -> QuestionResult:
     """Q1: test-retest and alternate-forms reliability of the SC, and position bias, per model x dimension.
 
     Parameters
     ----------
-    responses : pandas.DataFrame
-        The responses table (``bias_validity.probes.schema``).
+    study : Study or pandas.DataFrame
+        The study (:class:`bias_validity.analyses.study.Study`) or its responses table.
+    posterior : pandas.DataFrame, optional
+        The fit's derived quantities; Q1 reads none (its figures are classical), so it is accepted and ignored.
+    config : AnalysisConfig, optional
+        ``ci`` and the thresholds ``icc`` (an ICC whose interval lies above it is acceptable, below it poor;
+        default 0.5, the boundary of poor reliability in Koo & Li (2016) [1]_, :data:`ICC_POOR`) and
+        ``shift_limit`` (a shift of the SC between two wordings, or between candidate orders, whose interval lies
+        wholly beyond +/- this counts; one wholly within it does not; default 0.10, :data:`POSITION_LIMIT`, this
+        toolkit's rule).
     method : str
         The sampled method whose reliability is asked about (``implicit`` by default; ``ablated`` or ``explicit``
         work the same way).
-    ci : float
-        Interval level.
-    icc_threshold : float
-        An ICC whose interval lies above it is acceptable, below it poor. Default 0.5, the boundary of poor
-        reliability in Koo & Li (2016) [1]_ (:data:`ICC_POOR`).
-    shift_limit : float
-        A shift of the SC between two wordings, or between candidate orders, whose interval lies wholly beyond
-        +/- this counts; one wholly within it does not. Default 0.10 (:data:`POSITION_LIMIT`, this toolkit's rule).
 
     Returns
     -------
@@ -328,7 +338,7 @@ def reliability(
 
     Examples
     --------
-    >>> from bias_validity.analyses.questions.simulate import simulate_responses
+    >>> from bias_validity.simulate import simulate_responses
     >>> res = reliability(simulate_responses(item_sd=6.0, reps=3, seed=0))
     >>> res.verdict.value
     'supported'
@@ -337,14 +347,15 @@ def reliability(
     >>> res.figures.query("dimension == 'age'")["measure"].tolist()[:3]
     ['test_retest', 'alternate_forms', 'form_sc (implicit-1)']
     """
-    check_responses(responses, "reliability")
-    rows = ok_rows(responses, method)
+    study, _, config = prepare(study, posterior, config, "reliability")
+    ci, icc_threshold, shift_limit = config.ci, config.thresholds.icc, config.thresholds.shift_limit
+    rows = study.answers(method)
     if rows.empty:
         return QuestionResult.answer(
             "Q1",
             Verdict.NOT_ESTIMABLE,
             f"No ok {method} answers: reliability cannot be estimated.",
-            f"0 ok {method} answers in {len(responses)} rows.",
+            f"0 ok {method} answers in {len(study.responses)} rows.",
         )
     figures, cells_verdicts = [], []
     facets = (

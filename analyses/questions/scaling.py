@@ -6,16 +6,16 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from bias_validity.analyses.config import AnalysisConfig
 from bias_validity.analyses.models_meta import META_COLUMNS, base_tuned_pairs, match_models
 from bias_validity.analyses.questions._common import (
-    check_posterior,
-    check_responses,
     consistent_counts,
     figure_row,
     figures_frame,
-    ok_rows,
     posterior_rows,
+    prepare,
 )
+from bias_validity.analyses.registry import register_question
 from bias_validity.analyses.result import (
     ALL_DIMENSIONS,
     QuestionResult,
@@ -24,9 +24,11 @@ from bias_validity.analyses.result import (
     figure_text,
     verdict_table,
 )
+from bias_validity.analyses.study import Study
 from bias_validity.probes.schema import Method
 from bias_validity.psychometrics.bayes.scaling import COLLINEAR, scaling_identifiability
 from bias_validity.psychometrics.contrasts import mover_difference
+from bias_validity.psychometrics.interval_kind import IntervalKind
 from bias_validity.psychometrics.intervals import newcombe_diff_interval
 
 __all__ = ["ALIGNMENT_SHIFT", "scaling"]
@@ -88,7 +90,7 @@ def _slope_rows(found: dict[str, object], ci: float) -> list[dict[str, object]]:
                     b,
                     b - half,
                     b + half,
-                    f"t ({found['df_resid']} df, OLS SE)",
+                    f"{IntervalKind.OLS_T} ({found['df_resid']} df)",
                     n,
                     note,
                 )
@@ -115,10 +117,10 @@ def _diagnostic_rows(found: dict[str, object]) -> list[dict[str, object]]:
     return rows
 
 
-def _alignment(responses: pd.DataFrame, meta: pd.DataFrame, ci: float) -> tuple[list[dict], list[dict]]:
+def _alignment(study: Study, meta: pd.DataFrame, ci: float) -> tuple[list[dict], list[dict]]:
     """Per base/tuned pair and dimension: each method's tuned-minus-base SC (Newcombe) and their difference."""
-    counts = {m: consistent_counts(ok_rows(responses, m), ["model", "dimension"]) for m in _METHODS}
-    pooled = {m: consistent_counts(ok_rows(responses, m), ["model"]).assign(dimension=ALL_DIMENSIONS) for m in _METHODS}
+    counts = {m: consistent_counts(study.answers(m), ["model", "dimension"]) for m in _METHODS}
+    pooled = {m: consistent_counts(study.answers(m), ["model"]).assign(dimension=ALL_DIMENSIONS) for m in _METHODS}
     pairs = base_tuned_pairs(meta)
     tuned_bases = pd.Series([t for _, t in pairs]).value_counts()
     family = meta.set_index("model")["family"]
@@ -143,7 +145,7 @@ def _alignment(responses: pd.DataFrame, meta: pd.DataFrame, ci: float) -> tuple[
                         dim,
                         f"aligned_minus_base ({method})",
                         *shifts[method],
-                        "Newcombe",
+                        IntervalKind.NEWCOMBE,
                         t["n"] + b["n"],
                         f"family {family[tuned]}",
                     )
@@ -159,7 +161,7 @@ def _alignment(responses: pd.DataFrame, meta: pd.DataFrame, ci: float) -> tuple[
                         dim,
                         "explicit_minus_implicit_shift",
                         *mover_difference(e, (el, eh), i, (il, ih)),
-                        "MOVER (Zou & Donner)",
+                        IntervalKind.MOVER,
                     )
                 )
     return figures, verdicts
@@ -201,28 +203,26 @@ def _slope_text(rows: list[dict[str, object]]) -> str:
     )
 
 
+@register_question("Q6", "Scaling and alignment")
 def scaling(
-    responses: pd.DataFrame,
-    *,
-    models_meta: pd.DataFrame | None = None,
+    study: Study | pd.DataFrame,
     posterior: pd.DataFrame | None = None,
-    ci: float = 0.95,
+    config: AnalysisConfig | None = None,
 ) -> QuestionResult:
     """Q6: scaling identifiability (size versus training tokens) and the base-versus-aligned contrast.
 
     Parameters
     ----------
-    responses : pandas.DataFrame
-        The responses table (``bias_validity.probes.schema``).
-    models_meta : pandas.DataFrame, optional
-        One row per model: ``model``, ``family``, ``parameters``, ``training_tokens``, ``aligned`` (bool), as read
-        from a models file (:func:`bias_validity.analyses.models_meta.read_models_meta`); its names are matched to
-        the responses' by :func:`~bias_validity.analyses.models_meta.match_models`. Without it the question is
+    study : Study or pandas.DataFrame
+        The study (:class:`bias_validity.analyses.study.Study`) or its responses table. Its ``models_meta``: one
+        row per model, ``model``, ``family``, ``parameters``, ``training_tokens``, ``aligned`` (bool), as read from
+        a models file (:func:`bias_validity.analyses.models_meta.read_models_meta`); its names are matched to the
+        responses' by :func:`~bias_validity.analyses.models_meta.match_models`. Without it the question is
         NOT_ESTIMABLE.
     posterior : pandas.DataFrame, optional
         The Bayesian fit's derived quantities; its ``base_vs_tuned`` rows are shown beside the classical contrast.
-    ci : float
-        Interval level of the slopes and contrasts.
+    config : AnalysisConfig, optional
+        Its ``ci`` is the interval level of the slopes and contrasts.
 
     Returns
     -------
@@ -253,12 +253,12 @@ def scaling(
 
     Examples
     --------
-    >>> from bias_validity.analyses.questions.simulate import simulate_responses
+    >>> from bias_validity.simulate import simulate_responses
     >>> scaling(simulate_responses(seed=0)).verdict.value
     'not estimable'
     """
-    check_responses(responses, "scaling")
-    posterior = check_posterior(posterior, "scaling")
+    study, posterior, config = prepare(study, posterior, config, "scaling")
+    models_meta, ci = study.models_meta, config.ci
     if models_meta is None:
         return QuestionResult.answer(
             "Q6",
@@ -270,10 +270,10 @@ def scaling(
     missing = [c for c in META_COLUMNS if c not in models_meta.columns]
     if missing:
         raise ValueError(f"scaling: models_meta lacks column(s) {', '.join(missing)}; needs {', '.join(META_COLUMNS)}")
-    meta = match_models(models_meta, responses["model"].astype(str).unique())
+    meta = match_models(models_meta, study.models)
     unmatched = meta.attrs.get("unmatched", [])
     meta = meta[~meta["model"].isin(unmatched)].assign(aligned=lambda m: m["aligned"].astype(bool))
-    sc = consistent_counts(ok_rows(responses, Method.IMPLICIT), ["model"])[["model", "sc"]]
+    sc = consistent_counts(study.answers(Method.IMPLICIT), ["model"])[["model", "sc"]]
     units = meta.merge(sc, on="model", how="left")
     scored = units.dropna(subset=["sc"])
     fit_on = scored if len(scored) >= 2 else units
@@ -287,7 +287,7 @@ def scaling(
     )
     slopes = _slope_rows(found, ci)
     rows = [*slopes, *_diagnostic_rows(found)]
-    align_rows, align_verdicts = _alignment(responses, meta, ci)
+    align_rows, align_verdicts = _alignment(study, meta, ci)
     rows += align_rows
     rows += [
         figure_row(
@@ -297,7 +297,7 @@ def scaling(
             r.mean,
             r.hdi_low,
             r.hdi_high,
-            "HDI",
+            IntervalKind.HDI,
             note=str(r.method),
         )
         for r in posterior_rows(posterior, "base_vs_tuned").itertuples()
