@@ -19,6 +19,11 @@ Parts (run all by default; select with --part):
 - ``coverage``: N simulated studies with known parameters (one compiled model, new data each time; 4 chains x 500
   draws after 500 warm-up): share of 90% HDIs of SC and of the explicit-implicit gap that contain the truth.
 
+Every part samples, summarises and gates through the library's own step
+(:func:`bias_validity.psychometrics.bayes.fit_to_gate`, which runs ``summarise_fit`` and the retry loop of every
+fit), so what is measured here is what ``bias-validity fit`` does; only the sampler call is wrapped (timed, or a
+compiled model reused with new data).
+
 The last line printed is one JSON object with every figure, as ratios where a baseline exists.
 Usage: python bench/fit.py [--part samplers scale demo large coverage] [--studies 100] [--store demo/study.sqlite]
 """
@@ -37,16 +42,13 @@ import pandas as pd
 
 from bias_validity.psychometrics.bayes import (
     FitConfig,
-    _arviz,
     build_model,
-    derived_draws,
-    diagnostics_gate,
+    fit_to_gate,
     index_design,
+    prior_derived_draws,
     simulate_study,
-    summarise,
 )
-from bias_validity.psychometrics.bayes.identification import identification, prior_draws
-from bias_validity.psychometrics.bayes.sampling import sample, single_threaded_blas
+from bias_validity.psychometrics.bayes.sampling import SampleRun, sample, single_threaded_blas
 
 COLS = {"unit": "model", "trait": "dimension"}
 METHODS = {
@@ -65,50 +67,57 @@ def _study(**kw) -> dict[str, pd.DataFrame]:
     return {k: v.rename(columns=COLS) for k, v in simulate_study(**METHODS, **kw).items()}
 
 
-def _fit(
-    design, *, sampler="nutpie", draws=1000, tune=1000, chains=4, model=None, config: FitConfig | None = None
-) -> dict[str, object]:
-    wall, cpu = time.perf_counter(), _cpu()
-    config = config or FitConfig(sampler=sampler, draws=draws, tune=tune, chains=chains, seed=1)
-    model = model or build_model(design)
-    run = sample(model, config)
-    wall, cpu = time.perf_counter() - wall, _cpu() - cpu
-    labels, draws_arr = derived_draws(run.idata, design, seed=config.seed)  # as fit_hierarchical derives them
-    _, prior = derived_draws(prior_draws(model, seed=config.seed), design, seed=config.seed)
-    table = summarise(labels, draws_arr).join(identification(labels, draws_arr, prior, design))
-    gate = diagnostics_gate(
-        table,
-        divergences=_arviz.divergences(run.idata),
-        ebfmi=_arviz.ebfmi(run.idata),
-        max_depth_share=_arviz.max_depth_share(run.idata),
-    )
+def _timed_sampler(cpu: list[float]):
+    """The library's sampler, recording the CPU time of each attempt (its wall time is the run's ``seconds``)."""
+
+    def run(model, config: FitConfig) -> SampleRun:
+        start = _cpu()
+        out = sample(model, config)
+        cpu.append(_cpu() - start)
+        return out
+
+    return run
+
+
+def _figures(gated, cpu: list[float]) -> dict[str, object]:
+    """The figures of a fit's last attempt: sampling wall and CPU time, min bulk ESS, ESS per second, the gate."""
+    wall, gate = gated.attempts[-1]["seconds"], gated.gate
     ess = float(gate["min_ess_bulk"])
     return {
         "wall_s": round(wall, 1),
-        "cpu_s": round(cpu, 1),
+        "cpu_s": round(cpu[-1], 1),
         "min_ess_bulk": round(ess, 1),
         "ess_per_s": round(ess / wall, 2),
         "passed": gate["passed"],
         "max_rhat": round(gate["max_rhat"], 4),
         "divergences": gate["divergences"],
-        "target_accept": config.target_accept,
-        "table": table,
+        "target_accept": gated.config.target_accept,
     }
 
 
+def _fit(design, *, sampler="nutpie", draws=1000, tune=1000, chains=4, model=None) -> dict[str, object]:
+    """One attempt (no retry), summarised and gated by the library's own post-sampling step
+    (:func:`bias_validity.psychometrics.bayes.summarise_fit`, through :func:`fit_to_gate`)."""
+    config = FitConfig(sampler=sampler, draws=draws, tune=tune, chains=chains, seed=1, max_draws=None)
+    cpu: list[float] = []
+    model = build_model(design) if model is None else model
+    gated = fit_to_gate(model, design, config, run_sampler=_timed_sampler(cpu))
+    return _figures(gated, cpu)
+
+
 def _fit_to_gate(design, *, most: int = 8000) -> dict[str, object]:
-    """Fit with the default settings, retried as a fit is (:meth:`FitConfig.retry`: smaller steps after
-    divergences, else twice the draws, at most ``most``) until the gate passes: the time to a posterior that
-    passes, counting the failed attempts."""
-    total, attempts, config = 0.0, 0, FitConfig(seed=1, max_draws=most)
-    while True:
-        res = _fit(design, config=config)
-        res.pop("table")
-        total, attempts = total + res["wall_s"], attempts + 1
-        retry = config.retry(divergences=res["divergences"])
-        if res["passed"] or retry is None:
-            return {**res, "draws": config.draws, "attempts": attempts, "wall_to_gate_s": round(total, 1)}
-        config = retry
+    """Fit with the default settings, retried as a fit is (the library's :func:`fit_to_gate`, which retries as
+    :meth:`FitConfig.retry` says: smaller steps after divergences, else twice the draws, at most ``most``) until
+    the gate passes: the time to a posterior that passes, counting the failed attempts."""
+    cpu: list[float] = []
+    gated = fit_to_gate(build_model(design), design, FitConfig(seed=1, max_draws=most), run_sampler=_timed_sampler(cpu))
+    total = sum(round(a["seconds"], 1) for a in gated.attempts)
+    return {
+        **_figures(gated, cpu),
+        "draws": gated.config.draws,
+        "attempts": len(gated.attempts),
+        "wall_to_gate_s": round(total, 1),
+    }
 
 
 def part_samplers(samplers: list[str]) -> dict[str, object]:
@@ -117,7 +126,6 @@ def part_samplers(samplers: list[str]) -> dict[str, object]:
     out = {}
     for s in samplers:
         res = _fit(design, sampler=s)
-        res.pop("table")
         out[s] = res
         print(s, res, flush=True)
     return out
@@ -158,21 +166,20 @@ def part_scale(naive_draws: int) -> dict[str, object]:
     if naive_draws > 0:
         naive_design = _per_trial(design)
         naive = _fit(naive_design, draws=naive_draws, tune=naive_draws, chains=4)
-        naive.pop("table")
         print("naive per-trial", naive, len(naive_design.binary) + len(naive_design.ordinal), flush=True)
         out |= {"naive_per_trial": naive, "ess_per_s_ratio_vs_naive": round(agg["ess_per_s"] / naive["ess_per_s"], 1)}
     return out
 
 
 def part_demo(store: str, seeds: int) -> dict[str, object]:
-    from bias_validity.analyses.fit import fit_responses
-    from bias_validity.probes.store import read_responses
+    from bias_validity.analyses.fit import fit_study
+    from bias_validity.analyses.study import read_study
 
-    responses = read_responses(store)
+    study = read_study(store)
     out = {}
     for seed in range(seeds):
         start = time.perf_counter()
-        fit = fit_responses(responses, config=FitConfig(seed=seed))
+        fit = fit_study(study, config=FitConfig(seed=seed))
         labels = fit.quantities.loc[~fit.quantities["identified"], ["quantity", "model", "dimension", "method"]]
         diag = fit.diagnostics
         out[seed] = {
@@ -233,12 +240,17 @@ def part_large() -> dict[str, object]:
 
 
 def part_coverage(studies: int, prob: float = 0.9) -> dict[str, object]:
+    """Each study is fitted by the library's :func:`fit_to_gate` (its post-sampling step and gate, one attempt)
+    with a sampler that reuses one compiled nutpie model, given each study's answers; the designs share one
+    structure, so the derived prior draws of identification are drawn once."""
     import nutpie
 
     size = dict(units=2, traits=2, items=6, templates=2, orders=2, reps=20)
     first = _study(seed=0, **size)
     design = index_design(first["binary"], ordinal=first["ordinal"], scores=first["scores"])
-    compiled = nutpie.compile_pymc_model(build_model(design))
+    model = build_model(design)
+    compiled = nutpie.compile_pymc_model(model)
+    prior = prior_derived_draws(model, design)
     hits: dict[str, list[bool]] = {"sc": [], "gap_explicit_implicit": []}
     passed, start = 0, time.perf_counter()
     for seed in range(studies):
@@ -249,21 +261,26 @@ def part_coverage(studies: int, prob: float = 0.9) -> dict[str, object]:
             "likert_counts": d.ordinal_counts.astype("int64"),
             "score_z": d.scores["z"].to_numpy(dtype=float),
         }
-        with single_threaded_blas():
-            idata = nutpie.sample(
-                compiled.with_data(**data),
-                draws=500,
-                tune=500,
-                chains=4,
-                seed=seed,
-                target_accept=FitConfig().target_accept,
-                progress_bar=False,
-            )
-        labels, draws_arr = derived_draws(idata, d)
-        table = summarise(labels, draws_arr, hdi_prob=prob)
-        passed += diagnostics_gate(table, divergences=_arviz.divergences(idata))["passed"]
+
+        def run_compiled(_model, config: FitConfig, data=data) -> SampleRun:
+            began = time.perf_counter()
+            with single_threaded_blas():
+                idata = nutpie.sample(
+                    compiled.with_data(**data),
+                    draws=config.draws,
+                    tune=config.tune,
+                    chains=config.chains,
+                    seed=config.seed,
+                    target_accept=config.target_accept,
+                    progress_bar=False,
+                )
+            return SampleRun(idata=idata, sampler="nutpie", seconds=time.perf_counter() - began)
+
+        config = FitConfig(draws=500, tune=500, chains=4, seed=seed, hdi_prob=prob, max_draws=None)
+        gated = fit_to_gate(model, d, config, prior=prior, run_sampler=run_compiled)
+        passed += gated.gate["passed"]
         truth = sim["truth"].set_index(["model", "dimension", "method"])["sc"]
-        for r in table.itertuples():
+        for r in gated.table.itertuples():
             if r.quantity == "sc":
                 true = truth[(r.model, r.dimension, r.method)]
             elif r.quantity == "gap_explicit_implicit":

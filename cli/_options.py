@@ -1,25 +1,48 @@
-"""Command-line options shared by several subcommands, their defaults read from the one place that declares them."""
+"""Command-line options shared by several subcommands, their defaults read from the one place that declares them.
+
+The sampler flags build a :class:`FitConfig` (:func:`fit_config`); the interval, resampling, seed and threshold
+flags build an :class:`bias_validity.analyses.config.AnalysisConfig` (:func:`analysis_config`), in one place for
+every command. Building the parser imports neither pandas nor PyMC, so ``--help`` stays instant.
+"""
 
 from __future__ import annotations
 
 import argparse
+import ast
+import functools
+import importlib.util
+from dataclasses import fields
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bias_validity.psychometrics.bayes.config import SAMPLERS, TARGET_ACCEPT_STEPS, FitConfig
+from bias_validity.psychometrics.estimands import Thresholds
 
 if TYPE_CHECKING:
-    from bias_validity.probes.store import Study
+    from bias_validity.analyses.config import AnalysisConfig
 
 __all__ = [
+    "SOURCE_HELP",
     "add_fit_arguments",
     "fit_config",
+    "add_analysis_arguments",
+    "add_threshold_arguments",
+    "analysis_config",
+    "analysis_defaults",
     "add_run_argument",
-    "read_run",
-    "SOURCE_HELP",
-    "open_study",
-    "read_responses_table",
-    "read_models_file",
 ]
+
+#: Help of the positional input of the commands that analyse a study.
+SOURCE_HELP = "the SQLite store, or a responses table (.csv, .jsonl or .parquet) analysed directly"
+
+_THRESHOLD_HELP = {
+    "icc": "ICC below which reliability is poor (Koo & Li 2016)",
+    "convergent_r": "correlation an interval must not lie wholly below for convergence (Cohen 1988)",
+    "gap_rope": "half-width of the region of practical equivalence around a zero gap (Kruschke 2018)",
+    "retained_share": "retained share R below which the score more than halves under the instruction",
+    "chance_margin": "an implicit SC whose interval overlaps 0.5 +/- this margin leaves R not estimable",
+    "shift_limit": "an SC shift from candidate order or between wordings wholly beyond +/- this is unreliable",
+}
 
 
 def add_fit_arguments(p: argparse.ArgumentParser, *, seed_help: str = "sampler seed") -> None:
@@ -47,7 +70,8 @@ def add_fit_arguments(p: argparse.ArgumentParser, *, seed_help: str = "sampler s
 
 
 def fit_config(args: argparse.Namespace) -> FitConfig:
-    """The :class:`FitConfig` the parsed sampler options describe."""
+    """The :class:`FitConfig` the parsed sampler options describe (its HDI mass and chance margin come from the
+    analysis, :func:`analysis_config`, when the fit is made by :func:`bias_validity.analyses.fit.fit_study`)."""
     return FitConfig(
         sampler=args.sampler,
         draws=args.draws,
@@ -59,134 +83,106 @@ def fit_config(args: argparse.Namespace) -> FitConfig:
     )
 
 
-# --- The input of summary, fit, report and compare: a store, or a responses table analysed in memory. ---
-
-#: Help of the positional input of the commands that analyse a study.
-SOURCE_HELP = "the SQLite store, or a responses table (.csv, .jsonl or .parquet) analysed directly"
-TABLE_SUFFIXES = (".csv", ".jsonl", ".ndjson", ".parquet")
-_SQLITE_MAGIC = b"SQLite format 3\x00"
-_WHAT_TO_GIVE = "give a store (from bias-validity collect or import) or a .csv, .jsonl or .parquet responses table"
+# --- The analysis: interval level, HDI mass, resamples, seed and verdict thresholds. ---
 
 
-def read_responses_table(path: str) -> object:
-    """Read a responses table file (CSV, JSONL or Parquet), unvalidated; a file that cannot be read is one line."""
-    from pathlib import Path
+@functools.cache
+def analysis_defaults() -> dict[str, object]:
+    """The defaults of :class:`bias_validity.analyses.config.AnalysisConfig`'s scalar fields, by name.
 
-    import pandas as pd
-    import pyarrow
-
-    from bias_validity.probes.store import read_table_file
-
-    try:
-        return read_table_file(path)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, pyarrow.ArrowException) as exc:
-        reason = " ".join(str(exc).split())
-        raise ValueError(f"{path}: cannot be read as a {Path(path).suffix} table ({reason})") from None
-
-
-def open_study(path: str, run: int | None = None) -> object:
-    """The study a command analyses (a :class:`bias_validity.probes.store.Study`), whatever ``path`` holds.
-
-    A store is read one run at a time (:func:`read_run`: run ``run``, default the latest). A ``.csv``, ``.jsonl``
-    or ``.parquet`` responses table is validated as ``import`` validates it (one line naming the row and field of
-    the first problem) and held in memory, with no skipped
-    methods and one run record naming the file. Anything else is refused in one line that says what the file is
-    and what to give instead; nothing is written, so a file that is not a store never becomes one.
+    Read from the class's source with :mod:`ast` when every default there is a literal, because importing the
+    module loads pandas (through ``psychometrics._checks``) and ``--help`` must not; otherwise from the class.
+    ``hdi_prob`` is :attr:`FitConfig.hdi_prob` and the thresholds are :class:`Thresholds`, both light.
     """
-    from pathlib import Path
+    wanted = ("ci", "n_resamples", "seed")
+    found: dict[str, object] = {}
+    spec = importlib.util.find_spec("bias_validity.analyses.config")
+    if spec is not None and spec.origin:
+        tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef) and node.name == "AnalysisConfig":
+                for item in node.body:
+                    if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name) and item.value:
+                        if item.target.id in wanted:
+                            try:
+                                found[item.target.id] = ast.literal_eval(item.value)
+                            except ValueError:
+                                pass
+    if set(found) != set(wanted):
+        from bias_validity.analyses.config import AnalysisConfig
 
-    file = Path(path)
-    if not file.exists():
-        raise FileNotFoundError(f"{path}: no such store or responses table")
-    if file.suffix.lower() in TABLE_SUFFIXES and file.is_file():
-        return _table_study(path)
-    what = _describe(file)
-    if what:
-        raise ValueError(f"{path}: not a store or a responses table: {what}")
-    return read_run(path, run)
+        found = {name: getattr(AnalysisConfig, name) for name in wanted}
+    return {**found, "hdi_prob": FitConfig.hdi_prob}
 
 
-def _table_study(path: str) -> object:
-    import pandas as pd
-
-    from bias_validity.analyses.models_meta import META_COLUMNS
-    from bias_validity.probes.schema import validate_responses
-    from bias_validity.probes.store import Study
-
-    raw = read_responses_table(path)
-    if set(META_COLUMNS) <= set(raw.columns) and "response_id" not in raw.columns:
-        raise ValueError(
-            f"{path}: not a responses table: a models file (columns {', '.join(META_COLUMNS)}); pass "
-            "it with --models-file beside the store or responses table"
+def add_analysis_arguments(
+    p: argparse.ArgumentParser, *, ci: bool = True, hdi_prob: bool = True, n_resamples: bool = True, seed: bool = True
+) -> None:
+    """The analysis options a command takes: ``--ci``, ``--hdi-prob``, ``--n-resamples`` and ``--seed``
+    (defaults: :class:`bias_validity.analyses.config.AnalysisConfig`). A command with the sampler options
+    (:func:`add_fit_arguments`) has its ``--seed`` already, which seeds the bootstraps too."""
+    d = analysis_defaults()
+    group = p.add_argument_group("analysis")
+    if ci:
+        group.add_argument(
+            "--ci",
+            type=float,
+            default=d["ci"],
+            help=f"level of the classical intervals: Wilson, Newcombe, Fisher z, bootstraps (default {d['ci']:g})",
         )
-    table = validate_responses(raw, source=str(path))
-    skipped = pd.DataFrame(columns=["model", "method", "reason"])
-    return Study(table, skipped, [{"imported_from": str(path), "rows": len(table), "held": "in memory"}])
+    if hdi_prob:
+        group.add_argument(
+            "--hdi-prob",
+            type=float,
+            default=d["hdi_prob"],
+            help=f"mass of the posterior highest-density intervals (default {d['hdi_prob']:g})",
+        )
+    if n_resamples:
+        group.add_argument(
+            "--n-resamples",
+            type=int,
+            default=d["n_resamples"],
+            help=f"resamples of every bootstrap, at least 100 (default {d['n_resamples']})",
+        )
+    if seed:
+        group.add_argument("--seed", type=int, default=d["seed"], help=f"seed of the bootstraps (default {d['seed']})")
 
 
-def _describe(file: object) -> str:
-    """What a file that is not a store is, and what to run instead; "" for a SQLite store with a responses table."""
-    import json
-    import sqlite3
-
-    if file.is_dir():
-        return f"a directory; {_WHAT_TO_GIVE}"
-    head = file.read_bytes()[:4096] if file.stat().st_size else b""
-    if head.startswith(_SQLITE_MAGIC):
-        with sqlite3.connect(f"{file.resolve().as_uri()}?mode=ro", uri=True) as conn:
-            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        return "" if "responses" in tables else f"a SQLite database without a responses table; {_WHAT_TO_GIVE}"
-    if not head:
-        return f"an empty file; {_WHAT_TO_GIVE}"
-    fit = f"a netCDF file, such as a saved fit: pass it as --fit {file} to report or compare, beside its store"
-    binary = {
-        b"\x89HDF\r\n\x1a\n": fit,
-        b"CDF\x01": fit,
-        b"CDF\x02": fit,
-        b"PAR1": f"a Parquet file without the .parquet extension; rename it to {file.stem}.parquet",
-        b"\x89PNG": f"a PNG image; {_WHAT_TO_GIVE}",
-        b"%PDF": f"a PDF document; {_WHAT_TO_GIVE}",
-        b"PK\x03\x04": f"a zip archive; unpack it and {_WHAT_TO_GIVE}",
-        b"\x1f\x8b": f"a gzip-compressed file; decompress it and {_WHAT_TO_GIVE}",
-    }
-    for magic, what in binary.items():
-        if head.startswith(magic):
-            return what
-    try:
-        text = head.decode("utf-8").lstrip()
-    except UnicodeDecodeError:
-        return f"a binary file of another kind; {_WHAT_TO_GIVE}"
-    lowered = text[:200].lower()
-    if lowered.startswith(("<!doctype html", "<html")):
-        return f"an HTML page, such as a rendered report; {_WHAT_TO_GIVE}"
-    if text.startswith(("{", "[")):
-        try:
-            data = json.loads(file.read_text(encoding="utf-8"))
-        except ValueError:
-            return f"JSON lines or broken JSON; name a JSON-lines responses table .jsonl, or {_WHAT_TO_GIVE}"
-        if isinstance(data, dict) and "cells" in data:
-            return f"the JSON that bias-validity summary prints; {_WHAT_TO_GIVE}"
-        if isinstance(data, dict) and "quantities" in data:
-            return f"the JSON that bias-validity fit prints; {_WHAT_TO_GIVE}"
-        if isinstance(data, list) and data and isinstance(data[0], dict) and {"family", "parameters"} <= set(data[0]):
-            return "a models file: pass it with --models-file beside the store or responses table"
-        return f"a JSON document; {_WHAT_TO_GIVE}"
-    first = text.splitlines()[0] if text else ""
-    if "," in first or "\t" in first:
-        return f"a table without the .csv extension; rename it to {file.stem}.csv, or {_WHAT_TO_GIVE}"
-    return f"a text file; {_WHAT_TO_GIVE}"
+def add_threshold_arguments(p: argparse.ArgumentParser, names: tuple[str, ...] | None = None) -> None:
+    """One ``--<name>`` flag per field of :class:`Thresholds` (e.g. ``--gap-rope 0.1``), or per field in ``names``."""
+    group = p.add_argument_group("verdict thresholds")
+    for f in fields(Thresholds):
+        if names is not None and f.name not in names:
+            continue
+        group.add_argument(
+            "--" + f.name.replace("_", "-"),
+            type=float,
+            default=f.default,
+            dest=f"threshold_{f.name}",
+            help=f"{_THRESHOLD_HELP[f.name]} (default {f.default:g})",
+        )
 
 
-def read_models_file(path: str | None, responses: object) -> object:
-    """The ``--models-file`` of fit and report, read and matched to the responses' model names (None without one).
+def thresholds_from(args: argparse.Namespace) -> Thresholds:
+    """The :class:`Thresholds` the parsed flags describe, defaults for those a command lacks (a one-line error for a
+    value outside [0, 1])."""
+    values = {f.name: getattr(args, f"threshold_{f.name}", f.default) for f in fields(Thresholds)}
+    return Thresholds(**values)
 
-    A row's parse error, or a file none of whose models is in the responses, is one line naming the row and field.
-    """
-    if not path:
-        return None
-    from bias_validity.analyses.models_meta import match_models, read_models_meta
 
-    return match_models(read_models_meta(path), responses["model"].astype(str).unique())
+def analysis_config(args: argparse.Namespace) -> AnalysisConfig:
+    """The :class:`bias_validity.analyses.config.AnalysisConfig` the parsed flags describe: every command builds its
+    analysis settings here, with the class's defaults for the flags it lacks."""
+    from bias_validity.analyses.config import AnalysisConfig
+
+    d = analysis_defaults()
+    return AnalysisConfig(
+        ci=getattr(args, "ci", d["ci"]),
+        hdi_prob=getattr(args, "hdi_prob", d["hdi_prob"]),
+        n_resamples=getattr(args, "n_resamples", d["n_resamples"]),
+        seed=getattr(args, "seed", d["seed"]),
+        thresholds=thresholds_from(args),
+    )
 
 
 def add_run_argument(p: argparse.ArgumentParser) -> None:
@@ -197,15 +193,3 @@ def add_run_argument(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help="analyse run N of the store (default: its latest run; runs are never pooled)",
     )
-
-
-def read_run(store: str, run: int | None) -> Study:
-    """Read one run of ``store`` for analysis; when the store holds several, say on stderr which one."""
-    import sys
-
-    from bias_validity.probes.store import read_study
-
-    study = read_study(store, run=run)
-    if study.run_note:
-        print(f"{store}: {study.run_note}", file=sys.stderr)
-    return study

@@ -4,13 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from bias_validity.cli._options import (
-    SOURCE_HELP,
-    add_fit_arguments,
-    add_run_argument,
-    fit_config,
-    open_study,
-)
+from bias_validity.cli._options import SOURCE_HELP, add_fit_arguments, add_run_argument, analysis_config, fit_config
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -37,6 +31,8 @@ def run(args: argparse.Namespace) -> int:
     import json
 
     from bias_validity.analyses.compare import compare_models
+    from bias_validity.analyses.fit import check_fit_matches, fit_study
+    from bias_validity.analyses.study import Study, read_study
 
     if not args.store and not args.fit:
         raise ValueError("give a store to fit, or --fit with a saved fit")
@@ -46,20 +42,16 @@ def run(args: argparse.Namespace) -> int:
 
         fit = load_fit(args.fit)
         if args.store:
-            from bias_validity.analyses.fit import check_fit_matches
-
-            check_fit_matches(
-                fit, open_study(args.store, args.run).responses, fit_name=args.fit, responses_name=args.store
-            )
+            check_fit_matches(fit, read_study(args.store, run=args.run), fit_name=args.fit, responses_name=args.store)
     else:
-        from bias_validity.analyses.fit import fit_responses
-
-        responses = open_study(args.store, args.run).responses
-        known = sorted(set(responses["model"].astype(str)))
+        study = read_study(args.store, run=args.run)
         for name in (a, b):
-            if name not in known:
-                raise ValueError(f"model {name!r} is not in {args.store}; models: {', '.join(known)}")
-        fit = fit_responses(responses[responses["model"].isin([a, b])], config=fit_config(args))
+            if name not in study.models:
+                raise ValueError(f"model {name!r} is not in {args.store}; models: {', '.join(study.models)}")
+        pair = study.responses[study.responses["model"].astype(str).isin([a, b])]
+        fit = fit_study(
+            Study.from_responses(pair, source=study.source), config=fit_config(args), analysis=analysis_config(args)
+        )
     table = compare_models(fit, a, b)
     diag = {k: fit.diagnostics[k] for k in ("max_rhat", "min_ess_bulk", "min_ess_tail", "divergences", "passed")}
     if args.json:

@@ -5,6 +5,11 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from bias_validity.analyses.result import ValidityReport
+    from bias_validity.probes.collect import CollectSummary
 
 __all__ = ["DemoStep", "DEMO_STEPS", "DemoResult", "run_demo", "register"]
 
@@ -32,8 +37,8 @@ class DemoResult:
     """What the demo produced: the store, per-model collection summaries, the report and the files written."""
 
     store: Path
-    collected: list = field(default_factory=list)
-    report: object = None
+    collected: list[CollectSummary] = field(default_factory=list)
+    report: ValidityReport | None = None
     files: list[Path] = field(default_factory=list)
 
     @property
@@ -60,14 +65,13 @@ def run_demo(
     """
     import json
 
-    from bias_validity.analyses.fit import fit_responses
-    from bias_validity.analyses.report import build_report
-    from bias_validity.analyses.summary import sc_table
+    from bias_validity.analyses.config import AnalysisConfig
+    from bias_validity.analyses.fit import fit_study
+    from bias_validity.analyses.study import read_study
+    from bias_validity.pipeline import report_study
     from bias_validity.probes.backends import load_backend
     from bias_validity.probes.collect import collect
-    from bias_validity.probes.store import read_study
     from bias_validity.psychometrics.bayes import FitConfig
-    from bias_validity.reports import write_report
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -90,14 +94,14 @@ def run_demo(
             )
         finally:
             backend.close()
-    study = read_study(result.store)
+    study, config = read_study(result.store), AnalysisConfig(seed=seed)
     summary_path = out / "summary.json"
-    summary_path.write_text(json.dumps(json.loads(sc_table(study.responses).to_json(orient="records")), indent=2))
-    fit = fit_responses(study.responses, config=FitConfig(seed=seed))
+    summary_path.write_text(json.dumps(json.loads(study.sc_table(config).to_json(orient="records")), indent=2))
+    fit = fit_study(study, config=FitConfig(seed=seed), analysis=config)
     fit_path = fit.save(out / "fit.nc")
-    result.report = build_report(study.responses, fit=fit, skipped=study.skipped, runs=study.runs, seed=seed)
-    result.files = [summary_path, fit_path]
-    result.files += [write_report(result.report, out / name) for name in ("report.html", "report.md")]
+    reports = [out / "report.html", out / "report.md"]
+    result.report = report_study(study, fit, config=config, out=reports)
+    result.files = [summary_path, fit_path, *reports]
     return result
 
 

@@ -6,11 +6,12 @@ import argparse
 
 from bias_validity.cli._options import (
     SOURCE_HELP,
+    add_analysis_arguments,
     add_fit_arguments,
     add_run_argument,
+    add_threshold_arguments,
+    analysis_config,
     fit_config,
-    open_study,
-    read_models_file,
 )
 from bias_validity.psychometrics.bayes.diagnostics import describe_gate
 
@@ -32,6 +33,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--models-file", help="CSV/JSON of model metadata, for base-vs-tuned contrasts")
     p.add_argument("--quiet", action="store_true", help="no sampling progress lines on stderr")
     add_fit_arguments(p)
+    add_analysis_arguments(p, ci=False, n_resamples=False, seed=False)
+    add_threshold_arguments(p, names=("chance_margin",))
     add_run_argument(p)
     p.set_defaults(func=run)
 
@@ -41,12 +44,12 @@ def run(args: argparse.Namespace) -> int:
     import json
     import sys
 
-    from bias_validity.analyses.fit import fit_responses
+    from bias_validity.analyses.fit import fit_study
+    from bias_validity.analyses.study import read_study
 
     config = dataclasses.replace(fit_config(args), progress=not args.quiet)
-    responses = open_study(args.store, args.run).responses
-    meta = read_models_file(args.models_file, responses)
-    fit = fit_responses(responses, models_meta=meta, config=config)
+    study = read_study(args.store, run=args.run, models_file=args.models_file)
+    fit = fit_study(study, config=config, analysis=analysis_config(args))
     if args.out:
         fit.save(args.out)
     keys = (

@@ -53,7 +53,7 @@ def _pairs(option: str, items: list[str]) -> dict[str, str]:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from bias_validity.cli._options import read_responses_table
+    from bias_validity.probes.sources import read_responses_table
     from bias_validity.probes.store import adapt_table, write_responses
 
     rename, constants = _pairs("--map", args.map), _pairs("--set", args.set)

@@ -6,13 +6,13 @@ import argparse
 
 from bias_validity.cli._options import (
     SOURCE_HELP,
+    add_analysis_arguments,
     add_fit_arguments,
     add_run_argument,
+    add_threshold_arguments,
+    analysis_config,
     fit_config,
-    open_study,
-    read_models_file,
 )
-from bias_validity.cli._thresholds import add_threshold_arguments, thresholds_from
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -42,6 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_threshold_arguments(p)
     p.add_argument("--models-file", help="CSV of model metadata (family, parameters, training tokens, aligned) for Q6")
     add_fit_arguments(p, seed_help="seed of the bootstraps and the sampler")
+    add_analysis_arguments(p, seed=False)
     add_run_argument(p)
     p.set_defaults(func=run)
 
@@ -49,39 +50,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from bias_validity.analyses.report import build_report
-    from bias_validity.reports import REPORT_SUFFIXES, write_report
+    from bias_validity.analyses.study import read_study
+    from bias_validity.pipeline import report_study
+    from bias_validity.reports import REPORT_SUFFIXES
 
-    if Path(args.out).suffix.lower() not in REPORT_SUFFIXES:
+    if Path(args.out).suffix.lower() not in REPORT_SUFFIXES:  # a usage error before any fitting
         raise ValueError(f"{args.out}: unknown report format; use one of {', '.join(REPORT_SUFFIXES)}")
-    study = open_study(args.store, args.run)
-    limits = thresholds_from(args)
-    responses = study.responses
-    models_meta = read_models_file(args.models_file, responses)
-    fit = None
-    if args.fit:
-        from bias_validity.analyses.fit import check_fit_matches
-        from bias_validity.psychometrics.bayes import load_fit
-
-        fit = load_fit(args.fit)
-        check_fit_matches(fit, responses, fit_name=args.fit, responses_name=args.store)
-    elif not args.no_fit:
-        from bias_validity.analyses.fit import fit_responses
-
-        fit = fit_responses(responses, models_meta=models_meta, config=fit_config(args))
-    report = build_report(
-        responses,
-        fit=fit,
-        models_meta=models_meta,
-        skipped=study.skipped,
-        runs=study.runs,
-        thresholds=limits,
-        seed=args.seed,
-    )
-    path = write_report(report, args.out)
+    study = read_study(args.store, run=args.run, models_file=args.models_file)
+    fit = None if args.no_fit else args.fit or fit_config(args)
+    report = report_study(study, fit, config=analysis_config(args), out=args.out)
     for q in report.questions:
         print(f"{q.question} {q.title}: {q.verdict.value}")
-    print(f"wrote {path}")
+    print(f"wrote {args.out}")
     if report.diagnostics is not None and report.diagnostics.get("passed") is False:
         print("the Bayesian fit FAILED its diagnostics gate; see the report's diagnostics section")
         return 1

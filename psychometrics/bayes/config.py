@@ -8,6 +8,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from bias_validity.psychometrics.estimands import Thresholds
+
 __all__ = ["SAMPLERS", "TARGET_ACCEPT_STEPS", "FitConfig"]
 
 #: NUTS implementations a fit accepts; the first is the default (``bench/fit.py --part samplers`` compares them).
@@ -21,7 +23,8 @@ TARGET_ACCEPT_STEPS: tuple[float, ...] = (0.8, 0.95, 0.99)
 
 @dataclass(frozen=True)
 class FitConfig:
-    """Settings of one fit: NUTS backend, chains, warm-up and draws, step-size target, retries, HDI mass and seed.
+    """Settings of one fit: NUTS backend, chains, warm-up and draws, step-size target, retries, HDI mass, chance
+    margin and seed.
 
     The defaults are the toolkit's: 4 chains of 1000 draws after 1000 warm-up at a target acceptance of 0.8. A fit
     that misses the diagnostics gate is retried (:meth:`retry`): after divergences at the next target of
@@ -55,6 +58,8 @@ class FitConfig:
     max_draws: int | None = 16000  #: most draws per chain a retry may use; None fits once
     target_accept: float = TARGET_ACCEPT_STEPS[0]  #: NUTS's target acceptance rate (step-size adaptation)
     hdi_prob: float = 0.94  #: mass of the highest-density intervals
+    #: an implicit new-item SC whose HDI overlaps 0.5 +/- this margin leaves the retained share not estimable
+    chance_margin: float = Thresholds.chance_margin
     seed: int = 0
     progress: bool = False  #: a line on stderr when sampling starts, every 30 s while it runs, and when it ends
 
@@ -69,6 +74,8 @@ class FitConfig:
             raise ValueError(f"max_draws must be >= 1 or None (fit once); got {self.max_draws}")
         if not 0 < self.hdi_prob < 1:
             raise ValueError(f"hdi_prob must lie strictly between 0 and 1; got {self.hdi_prob}")
+        if not 0 <= self.chance_margin <= 1:
+            raise ValueError(f"chance_margin must be a number in [0, 1]; got {self.chance_margin}")
         if not 0 < self.target_accept < 1:
             raise ValueError(f"target_accept must lie strictly between 0 and 1; got {self.target_accept}")
 

@@ -11,7 +11,7 @@ from scipy.special import expit
 
 from bias_validity.psychometrics.bayes import _arviz
 from bias_validity.psychometrics.bayes.design import Design
-from bias_validity.psychometrics.estimands import ESTIMANDS, Quantity, chance_overlap
+from bias_validity.psychometrics.estimands import ESTIMANDS, Quantity, Thresholds, chance_overlap
 
 __all__ = ["QUANTITIES", "group_scores", "derived_draws", "summarise"]
 
@@ -242,7 +242,7 @@ def summarise(
     draws: np.ndarray,
     *,
     hdi_prob: float = 0.94,
-    chance_margin: float = 0.05,
+    chance_margin: float = Thresholds.chance_margin,
     implicit: str = "implicit",
 ) -> pd.DataFrame:
     """Mean, HDI, probability of direction, estimability and convergence diagnostics of each derived quantity.

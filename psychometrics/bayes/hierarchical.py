@@ -1,26 +1,165 @@
-"""Fit the joint hierarchical model of a study and return derived quantities with a diagnostics gate."""
+"""Fit the joint hierarchical model of a study and return derived quantities with a diagnostics gate.
+
+Three steps, each public so a benchmark runs the very code a fit runs: :func:`summarise_fit` turns one posterior into
+the table of derived quantities and the diagnostics gate; :func:`fit_to_gate` samples, summarises and retries until
+the gate passes or :meth:`FitConfig.retry` says stop; :func:`fit_hierarchical` builds the design and the model,
+runs :func:`fit_to_gate` and returns the :class:`BayesFit`.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 
 from bias_validity.psychometrics.bayes import _arviz
+from bias_validity.psychometrics.bayes._pymc import pm
 from bias_validity.psychometrics.bayes.config import FitConfig
 from bias_validity.psychometrics.bayes.derived import derived_draws, summarise
-from bias_validity.psychometrics.bayes.design import DEFAULT_COLUMNS, Columns, index_design
+from bias_validity.psychometrics.bayes.design import DEFAULT_COLUMNS, Columns, Design, index_design
 from bias_validity.psychometrics.bayes.diagnostics import diagnostics_gate
 from bias_validity.psychometrics.bayes.identification import IDENTIFICATION, identification, prior_draws
 from bias_validity.psychometrics.bayes.model import build_model
 from bias_validity.psychometrics.bayes.ppc import posterior_predictive_check
 from bias_validity.psychometrics.bayes.result import BayesFit
-from bias_validity.psychometrics.bayes.sampling import sample
+from bias_validity.psychometrics.bayes.sampling import SampleRun, sample
 
-__all__ = ["fit_hierarchical"]
+__all__ = ["GatedFit", "prior_derived_draws", "summarise_fit", "fit_to_gate", "fit_hierarchical"]
 
 _SUMMARY_COLUMNS = ["mean", "hdi_low", "hdi_high", "p_direction", "estimable", "reason"]
 _IDENTIFICATION_COLUMNS = ["contraction", "item_contrasts", "identified"]
+
+
+def prior_derived_draws(
+    model: pm.Model,
+    design: Design,
+    *,
+    base_tuned: Sequence[tuple[str, str]] = (),
+    reversed_order: Callable[[str], bool] | None = None,
+    seed: int = 0,
+) -> np.ndarray:
+    """Draws ``(chain, draw, n)`` of every derived quantity under the model's prior: what identification compares
+    the posterior against (:func:`bias_validity.psychometrics.bayes.identification.identification`)."""
+    _, prior = derived_draws(
+        prior_draws(model, seed=seed), design, base_tuned=base_tuned, reversed_order=reversed_order, seed=seed
+    )
+    return prior
+
+
+def summarise_fit(
+    idata: object,
+    design: Design,
+    *,
+    prior: np.ndarray,
+    base_tuned: Sequence[tuple[str, str]] = (),
+    reversed_order: Callable[[str], bool] | None = None,
+    config: FitConfig | None = None,
+) -> tuple[pd.DataFrame, dict[str, object]]:
+    """The post-sampling step of a fit: derived draws, identification, summary table, sampler diagnostics, gate.
+
+    Parameters
+    ----------
+    idata : InferenceData
+        The posterior of :func:`bias_validity.psychometrics.bayes.build_model` on ``design``.
+    design : Design
+        The design the model was built on.
+    prior : ndarray
+        The derived quantities' prior draws (:func:`prior_derived_draws`), for identification.
+    base_tuned, reversed_order
+        As for :func:`fit_hierarchical`.
+    config : FitConfig, optional
+        The settings the posterior was sampled under: its ``seed`` seeds the new-item draws, ``hdi_prob`` is the
+        HDI mass and ``chance_margin`` the band that leaves a retained share not estimable; ``draws`` and
+        ``target_accept`` are recorded in the gate.
+
+    Returns
+    -------
+    table : DataFrame
+        One row per derived quantity: labels, ``mean``, ``hdi_low``, ``hdi_high``, ``p_direction``, ``estimable``,
+        ``reason``, ``rhat``, ``ess_bulk``, ``ess_tail``, ``contraction``, ``item_contrasts``, ``identified``
+        (``attrs``: ``hdi_prob``, ``chance_margin``, ``null_values``).
+    gate : dict
+        :func:`bias_validity.psychometrics.bayes.diagnostics_gate` of the estimable quantities (a not-estimable
+        one, an R over a near-zero denominator, is reported as such, not gated) with the sampler's divergences,
+        E-BFMI and tree-depth share, plus ``draws`` and ``target_accept``.
+    """
+    config = FitConfig() if config is None else config
+    labels, draws = derived_draws(idata, design, base_tuned=base_tuned, reversed_order=reversed_order, seed=config.seed)
+    ident = identification(labels, draws, prior, design)
+    table = summarise(labels, draws, hdi_prob=config.hdi_prob, chance_margin=config.chance_margin)
+    table = table.assign(**{c: ident[c] for c in ident})
+    sampler = {
+        "divergences": _arviz.divergences(idata),
+        "ebfmi": _arviz.ebfmi(idata),
+        "max_depth_share": _arviz.max_depth_share(idata),
+    }
+    gate = diagnostics_gate(table[table["estimable"]], **sampler)
+    gate["draws"], gate["target_accept"] = config.draws, config.target_accept
+    return table, gate
+
+
+@dataclass
+class GatedFit:
+    """What :func:`fit_to_gate` returns: the last attempt's posterior, table and gate, and what every attempt took."""
+
+    run: SampleRun  #: the last attempt's posterior, sampler and sampling time
+    table: pd.DataFrame  #: :func:`summarise_fit`'s table of the last attempt
+    gate: dict[str, object]  #: :func:`summarise_fit`'s gate of the last attempt
+    config: FitConfig  #: the settings of the last attempt
+    #: per attempt: ``draws``, ``target_accept``, ``passed``, ``divergences``, ``seconds`` (compile and sampling)
+    attempts: list[dict[str, object]] = field(default_factory=list)
+
+    @property
+    def seconds(self) -> float:
+        """Compile and sampling time of every attempt."""
+        return float(sum(a["seconds"] for a in self.attempts))
+
+
+def fit_to_gate(
+    model: pm.Model,
+    design: Design,
+    config: FitConfig | None = None,
+    *,
+    base_tuned: Sequence[tuple[str, str]] = (),
+    reversed_order: Callable[[str], bool] | None = None,
+    prior: np.ndarray | None = None,
+    run_sampler: Callable[[pm.Model, FitConfig], SampleRun] | None = None,
+) -> GatedFit:
+    """Sample ``model``, summarise (:func:`summarise_fit`) and retry as :meth:`FitConfig.retry` says until the gate
+    passes or no retry is left; the retry loop of every fit.
+
+    ``prior`` (the derived prior draws, :func:`prior_derived_draws`) is drawn from ``model`` when omitted.
+    ``run_sampler`` draws one posterior (:func:`bias_validity.psychometrics.bayes.sample` by default); a benchmark
+    may pass one that times it or reuses a compiled model, never one that changes the post-sampling step.
+    ``config.max_draws=None`` samples once.
+    """
+    config = FitConfig() if config is None else config
+    run_sampler = sample if run_sampler is None else run_sampler
+    if prior is None:
+        prior = prior_derived_draws(
+            model, design, base_tuned=base_tuned, reversed_order=reversed_order, seed=config.seed
+        )
+    attempts: list[dict[str, object]] = []
+    while True:
+        run = run_sampler(model, config)
+        table, gate = summarise_fit(
+            run.idata, design, prior=prior, base_tuned=base_tuned, reversed_order=reversed_order, config=config
+        )
+        attempts.append(
+            {
+                "draws": config.draws,
+                "target_accept": config.target_accept,
+                "passed": gate["passed"],
+                "divergences": gate["divergences"],
+                "seconds": run.seconds,
+            }
+        )
+        retry = config.retry(divergences=gate["divergences"])
+        if gate["passed"] or retry is None:
+            return GatedFit(run=run, table=table, gate=gate, config=config, attempts=attempts)
+        config = retry
 
 
 def fit_hierarchical(
@@ -109,34 +248,8 @@ def fit_hierarchical(
     if unknown:
         raise ValueError(f"base_tuned names unknown unit(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
     model = build_model(design)
-    _, prior = derived_draws(
-        prior_draws(model, seed=config.seed),
-        design,
-        base_tuned=base_tuned,
-        reversed_order=reversed_order,
-        seed=config.seed,
-    )
-    seconds = 0.0
-    while True:
-        run = sample(model, config)
-        seconds += run.seconds
-        labels, draws_arr = derived_draws(
-            run.idata, design, base_tuned=base_tuned, reversed_order=reversed_order, seed=config.seed
-        )
-        ident = identification(labels, draws_arr, prior, design)
-        table = summarise(labels, draws_arr, hdi_prob=config.hdi_prob).assign(**{c: ident[c] for c in ident})
-        # a not-estimable quantity (an R over a near-zero denominator) is reported as such, not gated
-        sampler = {
-            "divergences": _arviz.divergences(run.idata),
-            "ebfmi": _arviz.ebfmi(run.idata),
-            "max_depth_share": _arviz.max_depth_share(run.idata),
-        }
-        gate = diagnostics_gate(table[table["estimable"]], **sampler)
-        gate["draws"], gate["target_accept"] = config.draws, config.target_accept
-        retry = config.retry(divergences=gate["divergences"])
-        if gate["passed"] or retry is None:
-            break
-        config = retry
+    gated = fit_to_gate(model, design, config, base_tuned=base_tuned, reversed_order=reversed_order)
+    table, run = gated.table, gated.run
     label_cols = ["quantity", columns.unit, columns.trait, columns.method]
     quantities = table[[*label_cols, *_SUMMARY_COLUMNS, *_IDENTIFICATION_COLUMNS]].copy()
     quantities.attrs = {**table.attrs, "identification": dict(IDENTIFICATION)}
@@ -145,8 +258,8 @@ def fit_hierarchical(
         design=design,
         quantities=quantities,
         quantity_diagnostics=table[[*label_cols, "rhat", "ess_bulk", "ess_tail"]].copy(),
-        diagnostics=gate,
-        config=config,
-        seconds=seconds,
-        ppc=posterior_predictive_check(model, run.idata, design, seed=config.seed),
+        diagnostics=gated.gate,
+        config=gated.config,
+        seconds=gated.seconds,
+        ppc=posterior_predictive_check(model, run.idata, design, seed=gated.config.seed),
     )
