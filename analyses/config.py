@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from bias_validity.psychometrics._checks import check_ci
 from bias_validity.psychometrics.bayes.config import FitConfig
 from bias_validity.psychometrics.estimands import Thresholds
 
@@ -48,7 +47,8 @@ class AnalysisConfig:
     thresholds: Thresholds = field(default_factory=Thresholds)
 
     def __post_init__(self) -> None:
-        check_ci(self.ci)
+        if isinstance(self.ci, bool) or not isinstance(self.ci, int | float) or not 0 < self.ci < 1:
+            raise ValueError(f"ci must be a number strictly between 0 and 1 (e.g. 0.95), got {self.ci!r}")
         if not 0 < self.hdi_prob < 1:
             raise ValueError(f"hdi_prob must lie strictly between 0 and 1, got {self.hdi_prob!r}")
         if isinstance(self.n_resamples, bool) or not isinstance(self.n_resamples, int) or self.n_resamples < 100:

@@ -8,11 +8,8 @@ every command. Building the parser imports neither pandas nor PyMC, so ``--help`
 from __future__ import annotations
 
 import argparse
-import ast
 import functools
-import importlib.util
 from dataclasses import fields
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bias_validity.psychometrics.bayes.config import SAMPLERS, TARGET_ACCEPT_STEPS, FitConfig
@@ -94,24 +91,9 @@ def analysis_defaults() -> dict[str, object]:
     module loads pandas (through ``psychometrics._checks``) and ``--help`` must not; otherwise from the class.
     ``hdi_prob`` is :attr:`FitConfig.hdi_prob` and the thresholds are :class:`Thresholds`, both light.
     """
-    wanted = ("ci", "n_resamples", "seed")
-    found: dict[str, object] = {}
-    spec = importlib.util.find_spec("bias_validity.analyses.config")
-    if spec is not None and spec.origin:
-        tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ClassDef) and node.name == "AnalysisConfig":
-                for item in node.body:
-                    if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name) and item.value:
-                        if item.target.id in wanted:
-                            try:
-                                found[item.target.id] = ast.literal_eval(item.value)
-                            except ValueError:
-                                pass
-    if set(found) != set(wanted):
-        from bias_validity.analyses.config import AnalysisConfig
+    from bias_validity.analyses.config import AnalysisConfig  # light: imports neither pandas nor PyMC
 
-        found = {name: getattr(AnalysisConfig, name) for name in wanted}
+    found = {name: getattr(AnalysisConfig, name) for name in ("ci", "n_resamples", "seed")}
     return {**found, "hdi_prob": FitConfig.hdi_prob}
 
 

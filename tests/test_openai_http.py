@@ -173,8 +173,7 @@ def test_collect_end_to_end_through_faults_then_rerun_fills_gaps(served, api_key
     assert len(final) == 24 and final["response_id"].is_unique  # nothing duplicated
     assert set(final["response_id"]) == set(table["response_id"])
     assert (final["status"] != Status.ERROR.value).all()
-    # every question was asked at least once and each fault cost one try; one extra hit was seen under heavy load
-    # (see the report on issue 6), so the exact count is not asserted yet
+    # every question is asked at least once and each fault costs one try; a retry under heavy load may add a hit
     assert len(proxy.hits) >= 24 + len(faults)
     assert {h.authorization for h in proxy.hits} == {f"Bearer {api_key}"}
 

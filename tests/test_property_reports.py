@@ -1,6 +1,6 @@
 """Property: on any responses table (random models, methods, dimensions, templates, sessions, statuses, missing
 cells; one item, one model) and any models file, building and rendering the report never raises, every verdict
-has a reason of its own (never the report's catch-all) and no sentence prints NaN (issue 14, Deliver 3). Bounded
+has a reason of its own (never the report's catch-all) and no sentence prints NaN. Bounded
 here; bench/property_reports.py runs it longer."""
 
 from __future__ import annotations

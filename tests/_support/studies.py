@@ -1,4 +1,4 @@
-"""Simulated studies with known truth for the per-model verdict, incomplete-design and scaling tests (issue 14).
+"""Simulated studies with known truth for the per-model verdict, incomplete-design and scaling tests.
 
 ``incomplete_study``: six dimensions whose SCs differ widely, a second wording that shares one cell per dimension
 with the first and covers other items of its own, and moves the SC by a known amount in ``race`` only.
