@@ -13,17 +13,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-
-from _support.http_server import serve_model  # noqa: E402
-
-from bias_validity.probes.backends.base import GenerationRequest  # noqa: E402
-from bias_validity.probes.backends.openai_compat import load_openai_backend  # noqa: E402
+from bias_validity.probes.backends.base import GenerationRequest
+from bias_validity.probes.backends.local_server import serve_transformers
+from bias_validity.probes.backends.openai_compat import load_openai_backend
 
 
 def _timed(base_url: str, model: str, concurrency: int, requests: list[GenerationRequest]) -> float:
@@ -53,7 +49,7 @@ def main() -> None:
     result: dict[str, object] = {"requests": args.requests, "max_new_tokens": args.tokens}
     with tempfile.TemporaryDirectory() as logs:
         for mode, extra in (("sequential", ()), ("continuous_batching", ("--continuous-batching",))):
-            with serve_model(Path(logs), extra_args=extra) as server:
+            with serve_transformers(Path(logs), extra_args=extra) as server:
                 _timed(server.base_url, server.model, 1, requests[:2])  # warm-up: first-request compilation
                 c1 = _timed(server.base_url, server.model, 1, requests)
                 c8 = _timed(server.base_url, server.model, 8, requests)

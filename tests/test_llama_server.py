@@ -14,11 +14,11 @@ import json
 import numpy as np
 import pytest
 from _support.fault_proxy import FaultProxy
-from _support.llama_server import serve_gguf
 
 from bias_validity.cli import main
 from bias_validity.probes.backends.base import Capability, Unsupported
 from bias_validity.probes.backends.hf import load_hf_backend
+from bias_validity.probes.backends.local_server import serve_gguf
 from bias_validity.probes.backends.openai_compat import load_openai_backend
 from bias_validity.probes.collect import collect
 from bias_validity.probes.design import Kind, build_design

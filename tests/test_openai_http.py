@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 from _support.fault_proxy import FaultProxy
-from _support.http_server import free_port, serve_model
 
 from bias_validity.probes.backends._http_retry import RetryPolicy, backoff_delay
 from bias_validity.probes.backends.base import Capability, GenerationRequest, Unsupported
+from bias_validity.probes.backends.local_server import free_port, serve_transformers
 from bias_validity.probes.backends.openai_compat import load_openai_backend
 from bias_validity.probes.schema import Status
 
@@ -27,7 +27,7 @@ KEY = "sk-bv-test-9f3c2a71e5d84b06-do-not-leak"
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
-    with serve_model(tmp_path_factory.mktemp("serve")) as server:
+    with serve_transformers(tmp_path_factory.mktemp("serve")) as server:
         yield server
 
 

@@ -1,8 +1,15 @@
-"""Start ``transformers serve`` on a free loopback port with the packaged SmolLM2, wait until it answers, stop it;
-:func:`serve_process` does the starting, waiting and stopping for any server command."""
+"""Local OpenAI-compatible servers for the packaged SmolLM2, on a free loopback port: ``transformers serve`` on the
+converted model directory (:func:`serve_transformers`) and llama-cpp-python's server on the packaged GGUF with full
+logits, so ``/v1/completions`` answers ``echo`` with prompt log-probabilities (:func:`serve_gguf`).
+:func:`serve_process` starts any server command, waits until it answers and stops it when the block ends.
+
+Both servers run from the running interpreter's environment (``transformers`` beside ``sys.executable``,
+``sys.executable -m llama_cpp.server``), so an unactivated venv works. The test suite and ``bench/`` use them.
+"""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import signal
 import socket
@@ -16,7 +23,10 @@ from pathlib import Path
 
 import httpx
 
-__all__ = ["ServedModel", "free_port", "serve_model", "serve_process", "transformers_cli"]
+from bias_validity.probes.backends.model_cache import cache_root, converted_model_dir
+from bias_validity.probes.backends.packaged import gguf_path
+
+__all__ = ["ServedModel", "free_port", "serve_gguf", "serve_process", "serve_transformers", "transformers_cli"]
 
 
 @dataclass(frozen=True)
@@ -44,12 +54,10 @@ def free_port() -> int:
 
 
 @contextmanager
-def serve_model(
+def serve_transformers(
     log_dir: Path, *, extra_args: tuple[str, ...] = (), startup_timeout: float = 300.0
 ) -> Iterator[ServedModel]:
     """Serve the converted SmolLM2 directory with ``transformers serve`` (offline) until the block ends."""
-    from bias_validity.probes.backends.model_cache import converted_model_dir
-
     model_dir = str(converted_model_dir("smollm2"))
     port = free_port()
     log = log_dir / f"transformers-serve-{port}.log"
@@ -101,3 +109,39 @@ def _wait_ready(url: str, proc: subprocess.Popen, log: Path, timeout: float) -> 
             pass
         time.sleep(0.5)
     raise RuntimeError(f"the server did not answer {url} within {timeout}s: {log.read_text()[-2000:]}")
+
+
+@contextmanager
+def serve_gguf(log_dir: Path, *, alias: str = "smollm2", startup_timeout: float = 180.0) -> Iterator[ServedModel]:
+    """Serve the packaged model ``alias`` as model ``alias`` until the block ends."""
+    if importlib.util.find_spec("llama_cpp") is None:
+        raise FileNotFoundError(f"llama_cpp is not installed in {sys.prefix}: pip install 'llama-cpp-python[server]'")
+    gguf = gguf_path(alias, assemble_dir=cache_root() / "gguf")
+    port = free_port()
+    threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    log = log_dir / f"llama-cpp-server-{port}.log"
+    cmd = [
+        sys.executable,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(gguf),
+        "--model_alias",
+        alias,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--logits_all",
+        "True",
+        "--n_ctx",
+        "2048",
+        "--n_threads",
+        str(threads),
+        "--seed",
+        "0",
+        "--verbose",
+        "False",
+    ]
+    with serve_process(cmd, ready_url=f"http://127.0.0.1:{port}/v1/models", log=log, timeout=startup_timeout):
+        yield ServedModel(base_url=f"http://127.0.0.1:{port}/v1", model=alias, log=log)
