@@ -7,7 +7,7 @@ import pytest
 from bias_validity import psychometrics
 
 
-def test_issue_names_are_importable_from_the_package():
+def test_psychometric_functions_are_importable_from_the_package():
     for name in [
         "wilson_interval",
         "icc",
