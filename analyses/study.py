@@ -9,7 +9,7 @@ recode answers themselves. The Likert and consistency coding come from :mod:`bia
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
@@ -30,11 +30,32 @@ from bias_validity.probes.schema import (
     takes_side,
     validate_responses,
 )
+from bias_validity.psychometrics.clustered import ClusterInterval, cluster_counts, cluster_interval
+from bias_validity.psychometrics.contrasts import mover_difference
+from bias_validity.psychometrics.interval_kind import IntervalKind
+from bias_validity.psychometrics.intervals import wilson_interval
 
 if TYPE_CHECKING:
     from bias_validity.analyses.config import AnalysisConfig
 
-__all__ = ["REQUIRED_COLUMNS", "LIKERT_METHODS", "DETERMINISTIC_METHODS", "Study", "as_study", "read_study"]
+__all__ = [
+    "REQUIRED_COLUMNS",
+    "LIKERT_METHODS",
+    "DETERMINISTIC_METHODS",
+    "STATEMENT",
+    "REVERSAL",
+    "NOT_BALANCED",
+    "ONLY_REVERSALS",
+    "MOVER_MEAN",
+    "Study",
+    "as_study",
+    "read_study",
+    "sc_counts",
+    "sc_statistic",
+    "sc_cluster_counts",
+    "sc_interval",
+    "sc_difference",
+]
 
 #: Columns every analysis reads; ``likert`` and ``score`` are added (empty) where a table lacks them.
 REQUIRED_COLUMNS: tuple[str, ...] = (
@@ -54,6 +75,17 @@ LIKERT_METHODS: tuple[str, ...] = (Method.EXPLICIT.value, Method.REFLECTION.valu
 DETERMINISTIC_METHODS: tuple[str, ...] = (Method.LOGPROB.value, Method.EMBEDDING.value)
 _OPTIONAL = ("likert", "score")
 _T = TypeVar("_T")
+#: The two conditions of a Likert SC: a rating of a statement (of the stereotype; for ``reflection``, of the
+#: model's own consistent completion) or of its reversal (``order`` ending in ``~reversed``; for ``reflection``, of
+#: its own inconsistent completion). Every answer of another method counts as a statement.
+STATEMENT, REVERSAL = "statement", "reversal"
+#: What a Likert SC without reversed statements cannot say.
+NOT_BALANCED = "no reversed statements: this SC is not corrected for acquiescence"
+#: What a Likert SC of reversed statements only cannot say.
+ONLY_REVERSALS = "reversed statements only: this SC is not corrected for acquiescence"
+#: The interval of a balanced Likert SC among answers taken as independent (see :func:`sc_counts`).
+MOVER_MEAN = f"{IntervalKind.MOVER}, mean of two Wilson intervals"
+_SC_COLUMNS = ["k", "n", "sc", "k_statement", "n_statement", "k_reversal", "n_reversal", "balanced", "note"]
 
 
 def _empty_skipped() -> pd.DataFrame:
@@ -330,3 +362,219 @@ def read_study(
         meta = match_models(read_models_meta(models_file), study.responses["model"].astype(str).unique())
         study = study.with_models_meta(meta)
     return study
+
+
+# --- the SC: one definition for every table and question -----------------------------------------------------------
+
+
+def _sc_frame(rows: pd.DataFrame, outcome: str, arm: str | None = None, by: list[str] | None = None) -> pd.DataFrame:
+    """Each answer's outcome, polarity (statement/reversal), whether it is a Likert rating, and its item cluster."""
+    likert = (
+        rows["method"].astype(str).isin(LIKERT_METHODS).to_numpy()
+        if "method" in rows.columns
+        else np.zeros(len(rows), dtype=bool)
+    )
+    flipped = rows["order"].map(is_reversed).to_numpy(dtype=bool) if len(rows) else np.zeros(0, dtype=bool)
+    cluster = rows["item_id"].astype(str)
+    if "dimension" in rows.columns:
+        cluster = rows["dimension"].astype(str) + "/" + cluster
+    frame = pd.DataFrame(
+        {
+            "y": rows[outcome].astype(float).to_numpy(),
+            "polarity": np.where(likert & flipped, REVERSAL, STATEMENT),
+            "likert": likert,
+            "cluster": cluster.to_numpy(),
+            "arm": "" if arm is None else rows[arm].astype(str).to_numpy(),
+        },
+        index=rows.index,
+    )
+    groups = [frame["arm"], *(rows[b].astype(str).to_numpy() for b in by or [])]
+    mixed = frame["likert"].groupby(groups).nunique() if len(frame) else pd.Series(dtype=int)
+    if (mixed > 1).any():
+        raise ValueError("sc: a group mixes Likert ratings with answers of another method; give one method per group")
+    return frame
+
+
+def sc_statistic(totals: Mapping[str, np.ndarray], arm: str = "") -> np.ndarray:
+    """The SC from pooled counts keyed ``k:{arm}statement``, ``n:{arm}statement`` (and the same for ``reversal``).
+
+    The equal-weight mean of the rate among statements and the rate among reversals, over the polarities present
+    in ``totals`` (one polarity present: that rate). Vectorised over resamples, so it is the ``statistic`` of
+    :func:`bias_validity.psychometrics.clustered.cluster_interval` with the counts of :func:`sc_cluster_counts`.
+
+    Examples
+    --------
+    >>> t = {"k:statement": np.array(9.0), "n:statement": np.array(10.0),
+    ...      "k:reversal": np.array(0.0), "n:reversal": np.array(2.0)}
+    >>> float(sc_statistic(t)), float(sc_statistic({k: v for k, v in t.items() if "statement" in k}))
+    (0.45, 0.9)
+    """
+    rates = [totals[f"k:{arm}{p}"] / totals[f"n:{arm}{p}"] for p in (STATEMENT, REVERSAL) if f"n:{arm}{p}" in totals]
+    if not rates:
+        raise ValueError(f"sc_statistic: no counts for {arm or 'the answers'}")
+    return sum(rates) / len(rates)
+
+
+def sc_cluster_counts(
+    rows: pd.DataFrame, *, outcome: str = "consistent", arm: str | None = None
+) -> dict[str, np.ndarray]:
+    """Per item (``dimension``/``item_id``) and polarity (and ``arm``, when given): the counts the SC is built from.
+
+    The input of :func:`bias_validity.psychometrics.clustered.cluster_interval` with :func:`sc_statistic`: keys
+    ``k:{arm}statement``, ``n:{arm}statement``, ``k:{arm}reversal``, ``n:{arm}reversal`` for the conditions present
+    (``arm`` is the value of the column ``arm`` followed by ``|``; none without it).
+    """
+    frame = _sc_frame(rows, outcome, arm)
+    condition = (frame["arm"] + "|" if arm is not None else "") + frame["polarity"]
+    return cluster_counts(frame.assign(condition=condition), cluster="cluster", condition="condition", outcome="y")
+
+
+def sc_interval(rows: pd.DataFrame, config: AnalysisConfig, *, outcome: str = "consistent") -> ClusterInterval:
+    """The SC of ``rows`` (one method) with its item-cluster bootstrap interval (:func:`sc_counts`'s statistic).
+
+    Items are resampled with all their answers to both polarities (Davison & Hinkley 1997, sec. 3.8; Field &
+    Welsh 2007); the statistic recomputed on each resample is :func:`sc_statistic`, so the interval is that of the
+    equal-weight mean of the two rates, t-corrected for few items
+    (:func:`bias_validity.psychometrics.clustered.cluster_interval`). Level, resamples and seed:
+    ``config.bootstrap``.
+    """
+    return cluster_interval(sc_cluster_counts(rows, outcome=outcome), sc_statistic, **config.bootstrap)
+
+
+def sc_difference(
+    first: pd.DataFrame, second: pd.DataFrame, config: AnalysisConfig, *, outcome: str = "consistent"
+) -> ClusterInterval:
+    """SC(first) - SC(second) (each :func:`sc_statistic`) with the item-cluster bootstrap interval of the difference.
+
+    Items are resampled with the answers of both sets (paired by item), so the interval of the contrast holds
+    for the dimension's items; ``config.bootstrap`` gives its level, resamples and seed.
+    """
+    both = pd.concat([first.assign(_arm="1"), second.assign(_arm="2")])
+    counts = sc_cluster_counts(both, outcome=outcome, arm="_arm")
+    return cluster_interval(counts, lambda t: sc_statistic(t, "1|") - sc_statistic(t, "2|"), **config.bootstrap)
+
+
+def sc_counts(
+    rows: pd.DataFrame,
+    by: list[str],
+    *,
+    outcome: str = "consistent",
+    ci: float | None = None,
+    config: AnalysisConfig | None = None,
+) -> pd.DataFrame:
+    """The SC per group of answers that take a side: the one definition every table and question reads.
+
+    Parameters
+    ----------
+    rows : pandas.DataFrame
+        Answers that take a side (e.g. :meth:`Study.answers`), with ``order``, ``item_id`` and ``outcome``; a
+        group holds one kind of method: Likert ratings (``explicit``, ``reflection``) or not, never both.
+    by : list of str
+        The grouping columns.
+    outcome : str
+        The 0/1 stance (``consistent``), or a probability of the consistent answer (the closed-set series).
+    ci : float, optional
+        Adds ``ci_low``, ``ci_high`` and ``interval``: the interval of the SC with answers independent (for
+        *these* items): Wilson (1927) for a single rate; for a balanced Likert SC the MOVER interval of the mean
+        of the two rates from their Wilson intervals (Zou & Donner 2008; Newcombe 1998 for the difference),
+        :data:`MOVER_MEAN`. NaN where the outcome is a probability rather than a count.
+    config : AnalysisConfig, optional
+        Adds ``n_items``, ``item_ci_low``, ``item_ci_high`` and ``item_note``: the item-cluster bootstrap of the
+        same statistic (:func:`sc_interval`), items resampled with all their answers; level, resamples and seed
+        from ``config.bootstrap``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``by``, ``k`` and ``n`` (consistent and all side-taking answers, pooled), ``sc``, ``k_statement``,
+        ``n_statement``, ``k_reversal``, ``n_reversal``, ``balanced`` and ``note``, then the interval columns asked
+        for.
+
+    Notes
+    -----
+    The SC (:data:`bias_validity.psychometrics.estimands.ESTIMANDS` ``["sc"]``): for answers other than Likert
+    ratings (``implicit``, ``ablated``, the closed-set series) ``k / n``; for Likert ratings the equal-weight mean
+    of P(agree | statement) and P(disagree | reversal) among ratings that take a side, so that a responder who
+    agrees whatever is stated (acquiescence) scores 0.5 however often it sits on the midpoint of one polarity. A
+    Likert group with one polarity only is never pooled silently: its SC is that one rate, ``balanced`` is False
+    and ``note`` says so (:data:`NOT_BALANCED`, :data:`ONLY_REVERSALS`); ``balanced`` is True for groups of other
+    methods, which have no agreement to balance.
+
+    References
+    ----------
+    Zou, G. Y., & Donner, A. (2008). Construction of confidence limits about effect measures: a general approach.
+    Statistics in Medicine 27, 1693-1702.
+
+    Examples
+    --------
+    A responder consistent on 9 of 10 statements and 1 of 2 reversals it takes a side on (pooled share 10/12):
+
+    >>> rows = pd.DataFrame({"method": ["explicit"] * 12, "item_id": ["i"] * 12,
+    ...                      "order": ["xy"] * 10 + ["xy~reversed"] * 2, "consistent": [1] * 9 + [0, 0, 1]})
+    >>> sc_counts(rows.assign(m="m"), ["m"])[["k", "n", "sc", "balanced"]].to_dict("records")
+    [{'k': 10, 'n': 12, 'sc': 0.7, 'balanced': True}]
+    >>> sc_counts(rows.head(10).assign(m="m"), ["m"])[["sc", "note"]].to_dict("records")
+    [{'sc': 0.9, 'note': 'no reversed statements: this SC is not corrected for acquiescence'}]
+    """
+    frame = _sc_frame(rows, outcome, by=by)
+    keys = rows[by].reset_index(drop=True)
+    work = pd.concat([keys, frame.reset_index(drop=True)], axis=1)
+    columns = [*by, *_SC_COLUMNS]
+    if work.empty:
+        out = pd.DataFrame(columns=columns)
+        if ci is not None:
+            out = out.assign(ci_low=[], ci_high=[], interval=[])
+        if config is not None:
+            out = out.assign(n_items=[], item_ci_low=[], item_ci_high=[], item_note=[])
+        return out
+    grouped = work.groupby(by, observed=True)
+    out = grouped["y"].agg(k="sum", n="size")
+    likert = grouped["likert"].any()
+    per = work.groupby([*by, "polarity"], observed=True)["y"].agg(["sum", "size"]).unstack("polarity", fill_value=0)
+    for p in (STATEMENT, REVERSAL):
+        out[f"k_{p}"] = per[("sum", p)].reindex(out.index, fill_value=0) if ("sum", p) in per else 0.0
+        out[f"n_{p}"] = per[("size", p)].reindex(out.index, fill_value=0) if ("size", p) in per else 0
+    ns, nr = out["n_statement"].to_numpy(dtype=float), out["n_reversal"].to_numpy(dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rs, rr = out["k_statement"].to_numpy(dtype=float) / ns, out["k_reversal"].to_numpy(dtype=float) / nr
+    both = (ns > 0) & (nr > 0)
+    out["sc"] = np.where(both, (rs + rr) / 2, np.where(ns > 0, rs, rr))
+    out["balanced"] = both | ~likert.to_numpy()
+    out["note"] = np.where(out["balanced"], "", np.where(ns > 0, NOT_BALANCED, ONLY_REVERSALS))
+    integral = np.allclose(out[["k", "k_statement", "k_reversal"]].to_numpy(dtype=float) % 1, 0)
+    for col in ("k", "k_statement", "k_reversal"):
+        out[col] = out[col].round().astype(int) if integral else out[col].astype(float)
+    for col in ("n", "n_statement", "n_reversal"):
+        out[col] = out[col].astype(int)
+    out = out.reset_index()[columns]
+    if ci is not None:
+        out = pd.concat([out, _sc_these_items(out, ci)], axis=1)
+    if config is not None:
+        found = [
+            (grp["item_id"].nunique(), *sc_interval(grp, config, outcome=outcome))
+            for _, grp in rows.groupby(by, observed=True)
+        ]
+        items, _, low, high, why = (list(col) for col in zip(*found, strict=True))
+        out = out.assign(n_items=items, item_ci_low=low, item_ci_high=high, item_note=why)
+    return out
+
+
+def _sc_these_items(out: pd.DataFrame, ci: float) -> pd.DataFrame:
+    """Wilson for one rate; the MOVER mean of the two Wilson intervals for a balanced Likert SC."""
+    if not pd.api.types.is_integer_dtype(out["k"]):  # probabilities, not counts: no sampling interval
+        return pd.DataFrame({"ci_low": np.nan, "ci_high": np.nan, "interval": ""}, index=out.index)
+    bounds = {}
+    for p in (STATEMENT, REVERSAL):
+        n = out[f"n_{p}"].to_numpy()
+        w = wilson_interval(out[f"k_{p}"].to_numpy(), np.maximum(n, 1), ci=ci)
+        bounds[p] = [np.where(n > 0, w[c].to_numpy(dtype=float), np.nan) for c in ("estimate", "ci_low", "ci_high")]
+    rows = []
+    for i, two in enumerate((out["n_statement"] > 0) & (out["n_reversal"] > 0)):
+        (ps, ls, us), (pr, lr, ur) = ([v[i] for v in bounds[p]] for p in (STATEMENT, REVERSAL))
+        if two:
+            # the sum p_s + p_r as the difference p_s - (-p_r), then halved
+            _, low, high = mover_difference(ps, (ls, us), -pr, (-ur, -lr))
+            rows.append((low / 2, high / 2, MOVER_MEAN))
+        else:
+            rows.append((ls, us, str(IntervalKind.WILSON)) if np.isfinite(ps) else (lr, ur, str(IntervalKind.WILSON)))
+    return pd.DataFrame(rows, columns=["ci_low", "ci_high", "interval"], index=out.index)

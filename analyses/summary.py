@@ -1,4 +1,4 @@
-"""Raw stereotype-consistency scores (SC) with Wilson intervals and status counts, per model x dimension x method."""
+"""Raw stereotype-consistency scores (SC) with their intervals and status counts, per model x dimension x method."""
 
 from __future__ import annotations
 
@@ -7,23 +7,20 @@ import pandas as pd
 from scipy.special import expit
 
 from bias_validity.analyses.config import AnalysisConfig
-from bias_validity.analyses.study import Study, as_study
+from bias_validity.analyses.study import MOVER_MEAN, NOT_BALANCED, Study, as_study, sc_counts
 from bias_validity.probes.schema import EXPECTED_IMPLICIT, Status
 from bias_validity.psychometrics.clustered import MIN_CLUSTERS, cluster_counts, cluster_interval
 from bias_validity.psychometrics.interval_kind import IntervalKind
-from bias_validity.psychometrics.intervals import wilson_interval
 
 __all__ = ["sc_table", "acquiescence_table", "status_counts", "STATUS_COLUMNS", "NOT_BALANCED"]
-
-#: What a Likert SC without reversed statements cannot say.
-NOT_BALANCED = "no reversed statements: this SC is not corrected for acquiescence"
 
 STATUS_COLUMNS: tuple[str, ...] = tuple(s.value for s in Status)
 _CELL = ["model", "dimension", "method"]
 
 
 def sc_table(study: Study | pd.DataFrame, config: AnalysisConfig | None = None) -> pd.DataFrame:
-    """Share of stereotype-consistent answers among ``ok`` answers, per model x dimension x method.
+    """The SC among ``ok`` answers that take a side, per model x dimension x method (one definition:
+    :func:`bias_validity.analyses.study.sc_counts`).
 
     Parameters
     ----------
@@ -35,16 +32,29 @@ def sc_table(study: Study | pd.DataFrame, config: AnalysisConfig | None = None) 
     pandas.DataFrame
         Columns ``model``, ``dimension``, ``method``, ``n`` (all answers), one count column per status (``ok``,
         ``refusal``, ``unparseable``, ``invalid_choice``, ``error``), ``k_consistent``, ``n_side`` (ok answers
-        taking a side: a Likert midpoint takes none), ``sc``, ``ci_low``, ``ci_high`` (Wilson score interval: answers
-        independent, so it holds for *these* items), ``n_items``, ``item_ci_low``, ``item_ci_high`` (item-cluster
-        bootstrap, t-corrected: items resampled with all their answers, so it holds for the dimension's items;
-        NaN below :data:`bias_validity.psychometrics.clustered.MIN_CLUSTERS` items). ``attrs``: ``ci``, ``method``
-        and ``interval`` (:class:`~bias_validity.psychometrics.IntervalKind` of ``ci_low``/``ci_high``),
-        ``item_interval`` (that of the item columns), ``n_resamples``, ``seed``. Non-``ok`` answers are counted,
-        never coded as a stance. The ``embedding`` method's whole-set WEAT row is excluded (an effect size, not
-        an answer). Closed-set ``choice:`` rows form the ``implicit_expected`` series: their ``sc`` is the mean
-        probability of the consistent answer (no sampling noise, so no Wilson interval; the item interval still
-        applies).
+        taking a side: a Likert midpoint takes none), ``sc``, ``ci_low``, ``ci_high`` (answers independent, so it
+        holds for *these* items: Wilson score interval of ``k_consistent / n_side``; for a balanced Likert SC the
+        MOVER interval of the mean of the two rates from their Wilson intervals, Zou & Donner 2008), ``n_items``,
+        ``item_ci_low``, ``item_ci_high`` (item-cluster bootstrap of the same statistic, t-corrected: items
+        resampled with all their answers, so it holds for the dimension's items; NaN below
+        :data:`bias_validity.psychometrics.clustered.MIN_CLUSTERS` items), ``interval`` (the kind of
+        ``ci_low``/``ci_high`` on that row), ``n_statement``, ``n_reversal`` (side-taking Likert ratings of
+        statements and of reversals; every other answer counts as a statement), ``balanced`` (False for a Likert
+        cell with one polarity only) and ``note`` (what such a cell's SC is not corrected for). ``attrs``: ``ci``,
+        ``method`` and ``interval`` (:class:`~bias_validity.psychometrics.IntervalKind` of ``ci_low``/``ci_high``
+        for single rates), ``likert_interval`` (that of balanced Likert rows), ``item_interval`` (that of the
+        item columns), ``n_resamples``, ``seed``. Non-``ok`` answers are counted, never coded as a stance. The
+        ``embedding`` method's whole-set WEAT row is excluded (an effect size, not an answer). Closed-set
+        ``choice:`` rows form the ``implicit_expected`` series: their ``sc`` is the mean probability of the
+        consistent answer (no sampling noise, so no Wilson interval; the item interval still applies).
+
+    Notes
+    -----
+    The SC (:data:`bias_validity.psychometrics.estimands.ESTIMANDS` ``["sc"]``): ``k_consistent / n_side`` for
+    answers other than Likert ratings; for ``explicit`` and ``reflection`` ratings the equal-weight mean of
+    P(agree | statement) and P(disagree | reversal) among ratings that take a side, so acquiescence cancels
+    whatever the share of midpoint answers in either polarity; ``k_consistent`` and ``n_side`` stay the pooled
+    counts. A Likert cell with one polarity only has that one rate as its SC, ``balanced`` False and the note.
 
     Examples
     --------
@@ -61,7 +71,6 @@ def sc_table(study: Study | pd.DataFrame, config: AnalysisConfig | None = None) 
 
 
 def _sc_table(study: Study, config: AnalysisConfig) -> pd.DataFrame:
-    ci = config.ci
     table = study.responses.assign(method=study.series)[~study.is_weat]
     counts = table.groupby([*_CELL, "status"]).size().unstack("status", fill_value=0).reindex(columns=STATUS_COLUMNS)
     counts = counts.fillna(0).astype(int)
@@ -70,37 +79,31 @@ def _sc_table(study: Study, config: AnalysisConfig) -> pd.DataFrame:
     # the expected series scores P(consistent answer) = logistic(log-odds); the others their 0/1 stance
     value = ok["consistent"].astype(float).where(~expected, expit(ok["score"].astype(float)))
     ok = ok.assign(value=value)[value.notna()]
-    grouped = ok.groupby(_CELL)["value"]
-    k = grouped.sum().reindex(counts.index, fill_value=0)
-    n_side = grouped.size().reindex(counts.index, fill_value=0).astype(int)
+    sc = sc_counts(ok, _CELL, outcome="value", ci=config.ci, config=config).set_index(_CELL)
+    sc = sc.reindex(counts.index)
     out = counts.reset_index()
     out.columns.name = None
     out.insert(3, "n", counts.sum(axis=1).to_numpy())
-    out["k_consistent"] = k.round().astype(int).to_numpy()
-    out["n_side"] = n_side.to_numpy()
-    interval = wilson_interval(out["k_consistent"].to_numpy(), out["n_side"].to_numpy(), ci=ci)
-    out["sc"] = (k / n_side.where(n_side > 0)).to_numpy(dtype=float)
+    out["k_consistent"] = sc["k"].fillna(0).astype(float).round().astype(int).to_numpy()
+    out["n_side"] = sc["n"].fillna(0).astype(int).to_numpy()
+    out["sc"] = sc["sc"].to_numpy(dtype=float)
     is_expected = (out["method"] == EXPECTED_IMPLICIT).to_numpy()
-    out["ci_low"] = np.where(is_expected, np.nan, interval["ci_low"].to_numpy())
-    out["ci_high"] = np.where(is_expected, np.nan, interval["ci_high"].to_numpy())
-    items = {key: grp for key, grp in ok.groupby(_CELL)}
-    bounds = []
-    for key in map(tuple, out[_CELL].to_numpy()):
-        grp = items.get(key)
-        if grp is None:
-            bounds.append((0, np.nan, np.nan))
-            continue
-        counts_i = cluster_counts(grp.assign(c="x"), cluster="item_id", condition="c", outcome="value")
-        _, low, high, _ = cluster_interval(counts_i, lambda t: t["k:x"] / t["n:x"], **config.bootstrap)
-        bounds.append((grp["item_id"].nunique(), low, high))
-    out["n_items"], out["item_ci_low"], out["item_ci_high"] = (
-        (list(col) for col in zip(*bounds, strict=True)) if bounds else ([], [], [])
-    )
+    out["ci_low"] = np.where(is_expected, np.nan, sc["ci_low"].to_numpy(dtype=float))
+    out["ci_high"] = np.where(is_expected, np.nan, sc["ci_high"].to_numpy(dtype=float))
+    out["n_items"] = sc["n_items"].fillna(0).astype(int).to_numpy()
+    out["item_ci_low"] = sc["item_ci_low"].to_numpy(dtype=float)
+    out["item_ci_high"] = sc["item_ci_high"].to_numpy(dtype=float)
+    out["interval"] = np.where(is_expected, "", sc["interval"].fillna("").to_numpy(dtype=object))
+    for col in ("n_statement", "n_reversal"):
+        out[col] = sc[col].fillna(0).astype(int).to_numpy()
+    out["balanced"] = sc["balanced"].fillna(True).astype(bool).to_numpy()
+    out["note"] = sc["note"].fillna("").to_numpy(dtype=object)
     out.attrs.update(
-        ci=ci,
+        ci=config.ci,
         method="wilson",
         item_interval=f"{IntervalKind.ITEM_CLUSTER_T} (>= {MIN_CLUSTERS} items)",
         interval=IntervalKind.WILSON,
+        likert_interval=MOVER_MEAN,
         n_resamples=config.n_resamples,
         seed=config.seed,
     )

@@ -9,7 +9,7 @@ import pandas as pd
 
 from bias_validity.analyses.config import AnalysisConfig
 from bias_validity.analyses.result import Verdict
-from bias_validity.analyses.study import Study, as_study
+from bias_validity.analyses.study import Study, as_study, sc_counts
 from bias_validity.psychometrics.interval_kind import IntervalKind
 
 __all__: list[str] = []
@@ -39,12 +39,13 @@ def prepare(
 
 
 def consistent_counts(rows: pd.DataFrame, by: list[str]) -> pd.DataFrame:
-    """Per group: ``k`` consistent answers, ``n`` answers and ``sc`` = k / n."""
-    grouped = rows.assign(consistent=rows["consistent"].astype(float)).groupby(by, observed=True)["consistent"]
-    out = grouped.agg(k="sum", n="size").reset_index()
-    out["k"] = out["k"].astype(int)
-    out["sc"] = out["k"] / out["n"]
-    return out
+    """Per group: ``k`` consistent answers, ``n`` answers and ``sc``, the SC of :func:`sc_counts`.
+
+    ``sc`` is ``k / n`` for answers other than Likert ratings and, for Likert ratings, the equal-weight mean of
+    P(agree | statement) and P(disagree | reversal) (one polarity only: that rate); ``k`` and ``n`` stay the
+    pooled counts. The full table, with the polarity counts, ``balanced`` and ``note``, is :func:`sc_counts`.
+    """
+    return sc_counts(rows, by)[[*by, "k", "n", "sc"]]
 
 
 def figure_row(

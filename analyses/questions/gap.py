@@ -7,7 +7,6 @@ import pandas as pd
 from bias_validity.analyses.config import AnalysisConfig
 from bias_validity.analyses.questions._common import (
     combine_verdicts,
-    consistent_counts,
     figure_row,
     figures_frame,
     posterior_rows,
@@ -15,13 +14,12 @@ from bias_validity.analyses.questions._common import (
 )
 from bias_validity.analyses.registry import register_question
 from bias_validity.analyses.result import QuestionResult, Verdict, describe_verdicts, figure_text, verdict_table
-from bias_validity.analyses.study import Study
+from bias_validity.analyses.study import Study, sc_counts, sc_difference
 from bias_validity.analyses.summary import NOT_BALANCED
 from bias_validity.probes.schema import Method
-from bias_validity.psychometrics.clustered import cluster_counts, cluster_interval
+from bias_validity.psychometrics.contrasts import mover_difference
 from bias_validity.psychometrics.estimands import Quantity
 from bias_validity.psychometrics.interval_kind import IntervalKind
-from bias_validity.psychometrics.intervals import newcombe_diff_interval
 
 __all__ = ["NEGATIVE_GAP", "POSITIVE_GAP", "NO_GAP", "gap"]
 
@@ -72,16 +70,11 @@ def _cell_verdict(cell: object, rope: float, source: str) -> dict[str, object]:
 
 
 def _item_gap(study: Study, model: str, dim: str, config: AnalysisConfig) -> tuple[float, float, str]:
-    """Item-cluster bootstrap interval of the gap: items resampled with their explicit and implicit answers."""
-    rows = pd.concat([study.answers(m) for m in (Method.EXPLICIT, Method.IMPLICIT)])
-    rows = rows[(rows["model"] == model) & (rows["dimension"] == dim)]
-    counts = cluster_counts(rows, cluster="item_id", condition="method", outcome="consistent")
-    exp, imp = Method.EXPLICIT.value, Method.IMPLICIT.value
-
-    def difference(t):
-        return t[f"k:{exp}"] / t[f"n:{exp}"] - t[f"k:{imp}"] / t[f"n:{imp}"]
-
-    _, low, high, why = cluster_interval(counts, difference, **config.bootstrap)
+    """Item-cluster bootstrap interval of the gap of the two SCs (:func:`~bias_validity.analyses.study.sc_counts`):
+    items resampled with their explicit and implicit answers, the statistic recomputed on each resample."""
+    exp, imp = (study.answers(m) for m in (Method.EXPLICIT, Method.IMPLICIT))
+    exp, imp = (r[(r["model"] == model) & (r["dimension"] == dim)] for r in (exp, imp))
+    _, low, high, why = sc_difference(exp, imp, config)
     return low, high, why
 
 
@@ -118,17 +111,19 @@ def gap(
     Notes
     -----
     Gap = SC_explicit - SC_implicit (:data:`bias_validity.psychometrics.estimands.ESTIMANDS`), the explicit SC
-    keyed by statement polarity (agreeing with a stereotype or disagreeing with its reversal), so acquiescence
-    cancels where reversals were asked; where they were not, the note says the explicit SC is not corrected for
-    acquiescence. The verdict generalises to the dimension, so it reads an interval that resamples items: the
-    posterior HDI of the gap between new-item SCs when a fit is given, else the item-cluster bootstrap. Newcombe's
-    (1998) hybrid score interval (:func:`bias_validity.psychometrics.intervals.newcombe_diff_interval`) is shown
-    beside them for these items only (answers independent). Decision per cell by the HDI+ROPE rule
-    (Kruschke 2018 [1]_): interval wholly outside the ROPE -> a credible gap (SUPPORTED); wholly inside -> no gap
-    worth the name (NOT_SUPPORTED); otherwise INCONCLUSIVE. Each cell's finding names the sign: a credible negative
-    gap (explicit below implicit, :data:`NEGATIVE_GAP`), a credible positive gap (:data:`POSITIVE_GAP`), no gap
-    (:data:`NO_GAP`), inconclusive or not estimable. The study-level verdict is SUPPORTED or NOT_SUPPORTED only
-    where the cells agree, else INCONCLUSIVE; the summary words the findings per model.
+    the equal-weight mean of P(agree | statement) and P(disagree | reversal) among ratings that take a side
+    (:func:`bias_validity.analyses.study.sc_counts`), so acquiescence cancels where reversals were asked; where
+    they were not, the note says the explicit SC is not corrected for acquiescence. The verdict generalises to the
+    dimension, so it reads an interval that resamples items: the posterior HDI of the gap between new-item SCs
+    when a fit is given, else the item-cluster bootstrap of the difference of the two SCs. Newcombe's (1998)
+    hybrid score interval, in its MOVER form from the two SCs' intervals of
+    :func:`bias_validity.analyses.study.sc_counts` (Zou & Donner 2008), is shown beside them for these items only
+    (answers independent). Decision per cell by the HDI+ROPE rule (Kruschke 2018 [1]_): interval wholly outside
+    the ROPE -> a credible gap (SUPPORTED); wholly inside -> no gap worth the name (NOT_SUPPORTED); otherwise
+    INCONCLUSIVE. Each cell's finding names the sign: a credible negative gap (explicit below implicit,
+    :data:`NEGATIVE_GAP`), a credible positive gap (:data:`POSITIVE_GAP`), no gap (:data:`NO_GAP`), inconclusive
+    or not estimable. The study-level verdict is SUPPORTED or NOT_SUPPORTED only where the cells agree, else
+    INCONCLUSIVE; the summary words the findings per model.
 
     References
     ----------
@@ -147,7 +142,7 @@ def gap(
     study, posterior, config = prepare(study, posterior, config, "gap")
     rope, ci = config.thresholds.gap_rope, config.ci
     counts = {
-        m: consistent_counts(study.answers(m), ["model", "dimension"]).set_index(["model", "dimension"])
+        m: sc_counts(study.answers(m), ["model", "dimension"], ci=ci).set_index(["model", "dimension"])
         for m in (Method.EXPLICIT, Method.IMPLICIT)
     }
     explicit, implicit = counts[Method.EXPLICIT], counts[Method.IMPLICIT]
@@ -161,14 +156,21 @@ def gap(
         )
     balance = study.acquiescence(config)
     balance = balance[balance["method"] == Method.EXPLICIT.value].set_index(["model", "dimension"])
-    diff = newcombe_diff_interval(cells["k_exp"], cells["n_exp"], cells["k_imp"], cells["n_imp"], ci=ci)
+    # these items: the MOVER difference of the two SCs' intervals (Newcombe's where both are single rates)
+    diff = pd.DataFrame(
+        [
+            mover_difference(c.sc_exp, (c.ci_low_exp, c.ci_high_exp), c.sc_imp, (c.ci_low_imp, c.ci_high_imp))
+            for c in cells.itertuples()
+        ],
+        columns=["difference", "ci_low", "ci_high"],
+    ).assign(n1=cells["n_exp"].to_numpy(), n2=cells["n_imp"].to_numpy())
     rows = []
     for (m, d), r in zip(cells.index, diff.itertuples(), strict=True):
         note = ""
         if (m, d) in balance.index:
             b = balance.loc[(m, d)]
             index = figure_text(b["acquiescence"], b["ci_low"], b["ci_high"], missing="not estimable")
-            note = f"explicit acquiescence {index}" if b["balanced"] else NOT_BALANCED
+            note = f"explicit acquiescence {index}" if b["balanced"] else cells.loc[(m, d), "note_exp"] or NOT_BALANCED
         low, high, why = _item_gap(study, m, d, config)
         rows.append(
             figure_row(

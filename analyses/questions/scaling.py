@@ -24,12 +24,11 @@ from bias_validity.analyses.result import (
     figure_text,
     verdict_table,
 )
-from bias_validity.analyses.study import Study
+from bias_validity.analyses.study import Study, sc_counts
 from bias_validity.probes.schema import Method
 from bias_validity.psychometrics.bayes.scaling import COLLINEAR, scaling_identifiability
 from bias_validity.psychometrics.contrasts import mover_difference
 from bias_validity.psychometrics.interval_kind import IntervalKind
-from bias_validity.psychometrics.intervals import newcombe_diff_interval
 
 __all__ = ["ALIGNMENT_SHIFT", "scaling"]
 
@@ -119,8 +118,8 @@ def _diagnostic_rows(found: dict[str, object]) -> list[dict[str, object]]:
 
 def _alignment(study: Study, meta: pd.DataFrame, ci: float) -> tuple[list[dict], list[dict]]:
     """Per base/tuned pair and dimension: each method's tuned-minus-base SC (Newcombe) and their difference."""
-    counts = {m: consistent_counts(study.answers(m), ["model", "dimension"]) for m in _METHODS}
-    pooled = {m: consistent_counts(study.answers(m), ["model"]).assign(dimension=ALL_DIMENSIONS) for m in _METHODS}
+    counts = {m: sc_counts(study.answers(m), ["model", "dimension"], ci=ci) for m in _METHODS}
+    pooled = {m: sc_counts(study.answers(m), ["model"], ci=ci).assign(dimension=ALL_DIMENSIONS) for m in _METHODS}
     pairs = base_tuned_pairs(meta)
     tuned_bases = pd.Series([t for _, t in pairs]).value_counts()
     family = meta.set_index("model")["family"]
@@ -137,8 +136,10 @@ def _alignment(study: Study, meta: pd.DataFrame, ci: float) -> tuple[list[dict],
                 if tuned not in cell.index or base not in cell.index:
                     continue
                 t, b = cell.loc[tuned], cell.loc[base]
-                d = newcombe_diff_interval(t["k"], t["n"], b["k"], b["n"], ci=ci).iloc[0]
-                shifts[method] = (d["difference"], d["ci_low"], d["ci_high"])
+                # Newcombe's interval as the MOVER difference of the two SCs' intervals (sc_counts)
+                shifts[method] = mover_difference(
+                    t["sc"], (t["ci_low"], t["ci_high"]), b["sc"], (b["ci_low"], b["ci_high"])
+                )
                 figures.append(
                     figure_row(
                         f"{tuned} - {base}",
