@@ -75,7 +75,7 @@ def test_within_dimension_iccs_decide_once_forms_share_cells():
     # two sessions: test-retest is estimable within each dimension over the cells both sessions share
     res = reliability(incomplete_study(race_shift=0.0, reps=1, sessions=2, seed=1))
     tr = res.figures.query("dimension != 'all' and measure == 'test_retest'")
-    assert len(tr) == 6 and tr["note"].eq("within dimension").all()
+    assert len(tr) == 6 and tr["note"].str.startswith("within dimension").all()
     # the cells' answers are coin flips around their dimension's SC: within a dimension the ICC is about 0
     assert (tr["ci_low"] < 0.5).all()
 
@@ -89,7 +89,7 @@ def test_a_third_form_gives_one_icc_per_pair_over_the_cells_it_shares():
     measures = set(res.figures.query("dimension == 'age'")["measure"])
     assert {"alternate_forms (T1~T2)", "alternate_forms (T1~T3)", "alternate_forms (T2~T3)"} <= measures
     pair = res.figures.query("dimension == 'age' and measure == 'alternate_forms (T1~T3)'").iloc[0]
-    assert pair["n"] == 2 * 8  # items 1-2 in four orders, under both forms
+    assert pair["note"] == "2 cells shared by T1 and T3; needs >= 3"  # items 1-2, averaged over orders
 
 
 def test_icc_threshold_is_an_option():

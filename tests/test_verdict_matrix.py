@@ -21,6 +21,7 @@ from bias_validity.reports import render_html, render_markdown, write_report
 
 #: The matrix cell colours of reports/assets/report.css: supported, not supported, not estimable.
 GREEN, RED, GREY = (0xC8, 0xE6, 0xC9), (0xFF, 0xCD, 0xD2), (0xE6, 0xE8, 0xEB)
+AMBER = (0xFF, 0xE9, 0xB3)  #: inconclusive
 
 
 @pytest.fixture(scope="module")
@@ -35,10 +36,11 @@ def _q(report, question):
 
 def test_the_study_line_keeps_each_models_finding(mixed):
     q1 = _q(mixed, "Q1")
-    assert q1.verdict is Verdict.NOT_SUPPORTED  # the study-level conjunction ...
+    assert q1.verdict is Verdict.INCONCLUSIVE  # the study-level conjunction ...
     # ... no longer hides that one model is reliable in every dimension
     assert "reliable in 3/3 dimensions for sim:steady" in q1.summary
-    assert "unreliable across forms in 3/3 dimensions for sim:coin" in q1.summary
+    # a coin flip's SC does not move; 64 answers a form cannot show it within +/-0.10
+    assert "inconclusive in 3/3 dimensions for sim:coin" in q1.summary
     assert "not estimable in 3/3 dimensions for sim:single" in q1.summary
 
 
@@ -46,10 +48,11 @@ def test_the_verdict_table_has_one_row_per_model_and_dimension_with_its_deciding
     table = _q(mixed, "Q1").verdicts.set_index(["model", "dimension"])
     assert len(table) == 9 and set(table.index.get_level_values("dimension")) == {"age", "race", "science"}
     steady = table.loc["sim:steady"]
-    assert (steady["verdict"] == "supported").all() and (steady["ci_low"] > 0.5).all()  # the within-dimension ICC
-    assert (steady["measure"] == "alternate-forms ICC(A,1)").all()
+    # the within-dimension SC shift nearest the limit, equivalent within +/-0.10
+    assert (steady["verdict"] == "supported").all() and (steady[["ci_low", "ci_high"]].abs() < 0.1).all().all()
+    assert steady["measure"].str.startswith(("form shift", "session shift")).all()
     coin = table.loc["sim:coin"]
-    assert (coin["verdict"] == "not supported").all() and (coin["ci_high"] < 0.5).all()
+    assert (coin["verdict"] == "inconclusive").all() and (coin[["ci_low", "ci_high"]].abs().max(axis=1) > 0.1).all()
     single = table.loc["sim:single"]
     assert single["estimate"].isna().all()
     assert single["reason"].str.contains("test-retest needs >= 2 sessions").all()
@@ -65,7 +68,7 @@ def test_html_shows_the_matrix_with_cells_coloured_by_verdict(mixed):
     assert [next(r.iter("th")).all_text() for r in body] == ["sim:coin", "sim:single", "sim:steady"]
     classes = [[td.attrs["class"] for td in r.iter("td")] for r in body]
     assert classes == [
-        ["matrix-cell verdict-not-supported"] * 3,
+        ["matrix-cell verdict-inconclusive"] * 3,
         ["matrix-cell verdict-not-estimable"] * 3,
         ["matrix-cell verdict-supported"] * 3,
     ]
@@ -78,7 +81,7 @@ def test_markdown_shows_the_matrix_as_a_table(mixed):
     start = md.index("**Q1 Reliability**\n\n| model | age | race | science |")
     rows = md[start:].split("\n\n", 2)[1].splitlines()[2:]
     assert [r.split(" | ")[0] for r in rows] == ["| sim:coin", "| sim:single", "| sim:steady"]
-    assert all(cell.startswith("supported: reliable (0.") for cell in rows[2].strip("| ").split(" | ")[1:])
+    assert all(cell.startswith("supported: reliable (") for cell in rows[2].strip("| ").split(" | ")[1:])
 
 
 def test_json_and_csv_carry_the_same_rows(mixed, tmp_path):
@@ -140,5 +143,5 @@ def test_the_matrix_is_coloured_in_chromium(mixed, tmp_path):
     with Image.open(shown.screenshot) as im:
         pixels = np.asarray(im.convert("RGB")).reshape(-1, 3)
     # three cells of each colour, each at least 7em x 2 lines: thousands of pixels of each verdict colour
-    for colour in (GREEN, RED, GREY):
+    for colour in (GREEN, AMBER, GREY):  # Q1: sim:steady reliable, sim:coin inconclusive, sim:single
         assert (np.abs(pixels.astype(int) - colour).sum(axis=1) <= 6).sum() > 3000, colour
