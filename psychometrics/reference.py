@@ -65,6 +65,7 @@ def compare_to_human(
     ci: float = 0.95,
     n_resamples: int = 2000,
     seed: int | None = None,
+    bootstrap: bool = True,
 ) -> pd.DataFrame:
     """Rank-order agreement between per-dimension LLM effect sizes and the human IAT effect sizes.
 
@@ -82,8 +83,9 @@ def compare_to_human(
     mapping : dict, optional
         Dimension name -> reference ``iat`` name; default :data:`DIMENSION_TO_IAT`. Unmapped dimensions are left
         out and listed in ``attrs["unmatched"]``.
-    ci, n_resamples, seed
-        As in :func:`bias_validity.psychometrics.validity.rank_agreement`.
+    ci, n_resamples, seed, bootstrap
+        As in :func:`bias_validity.psychometrics.validity.rank_agreement` (``bootstrap=False``: the Fisher-z rows
+        only, no resampling).
 
     Returns
     -------
@@ -134,6 +136,8 @@ def compare_to_human(
         )
     merged = data[data[dimension].isin(list(matched))][[dimension, effect]].copy()
     merged[human] = merged[dimension].map(matched).map(reference).to_numpy()
-    out = rank_agreement(merged, estimate=effect, reference=human, ci=ci, n_resamples=n_resamples, seed=seed)
+    out = rank_agreement(
+        merged, estimate=effect, reference=human, ci=ci, n_resamples=n_resamples, seed=seed, bootstrap=bootstrap
+    )
     out.attrs.update(matched=matched, unmatched=unmatched, source=HUMAN_IAT_SOURCE)
     return out

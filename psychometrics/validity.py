@@ -58,6 +58,8 @@ def correlation_ci(
     ci: float = 0.95,
     n_resamples: int = 2000,
     seed: int | None = None,
+    groups: str | None = None,
+    bootstrap: bool = True,
 ) -> pd.DataFrame:
     """Correlation of two columns with a Fisher-z interval and a BCa bootstrap interval.
 
@@ -75,16 +77,26 @@ def correlation_ci(
         Bootstrap resamples of units (>= 100).
     seed : int or None
         Bootstrap seed.
+    groups : str, optional
+        Column of a grouping (e.g. the dimension of each item): the correlation is then the pooled within-group
+        one (Pearson or Spearman only; see Notes), so differences between the group means alone do not make two
+        measures correlate. A group with one complete row carries no within-group information and is dropped
+        (counted in ``attrs["n_dropped"]``). Needs ``bootstrap=False``: no within-group bootstrap is offered.
+    bootstrap : bool
+        False skips the bootstrap (``n_resamples`` and ``seed`` are then unused and recorded as None): only the
+        Fisher-z row is returned.
 
     Returns
     -------
     pandas.DataFrame
-        Two rows, ``interval`` = ``fisher_z`` and ``bootstrap_bca``, with columns ``x``, ``y``, ``method``, ``n``,
-        ``r``, ``p_value`` (scipy's test of zero correlation), ``interval``, ``kind`` (the row's
+        Two rows, ``interval`` = ``fisher_z`` and ``bootstrap_bca`` (only the first when ``bootstrap`` is False),
+        with columns ``x``, ``y``, ``method``, ``n``, ``r``, ``p_value`` (scipy's test of zero correlation; with
+        ``groups`` the t test on n - g - 1 degrees of freedom), ``interval``, ``kind`` (the row's
         :class:`IntervalKind`: ``FISHER_Z``, ``BCA``; see :data:`INTERVAL_KINDS`), ``ci_low``, ``ci_high``. Bounds
         are NaN where not computable (n too small for Fisher z, constant data); ``attrs["nan_reason"]`` says why.
-        ``attrs`` also holds ``ci``, ``n_resamples``, ``seed``, ``n_dropped``; the interval kind is per row, so
-        there is no ``attrs["interval"]``.
+        ``attrs`` also holds ``ci``, ``n_resamples``, ``seed``, ``bootstrap``, ``n_dropped``, ``groups`` (the column
+        or None), ``n_groups`` (g; 1 without ``groups``) and ``df`` (n - g - 1, the degrees of freedom of the
+        correlation); the interval kind is per row, so there is no ``attrs["interval"]``.
 
     Notes
     -----
@@ -93,12 +105,21 @@ def correlation_ci(
     against ``scipy.stats.pearsonr(...).confidence_interval()``; the bootstrap (``scipy.stats.bootstrap``, paired,
     BCa) by coverage on simulated bivariate normal data.
 
+    With ``groups`` (g groups, n rows in all) the correlation is the pooled within-group correlation of Bland &
+    Altman [3]_: both columns (for Spearman their ranks within each group, ties averaged) are centred on their
+    group means and correlated over all rows, i.e. the partial correlation given the group (the ANCOVA of one
+    column on the other and the group). Centring spends g - 1 degrees of freedom more than one correlation does,
+    so the test has n - g - 1 of them and the Fisher-z width uses the effective sample size n - g + 1 in place of
+    n: :math:`\\sqrt{c/(n-g+1-m)}`. With one group this is the ordinary correlation and its interval.
+
     References
     ----------
     .. [1] Fisher, R. A. (1921). On the "probable error" of a coefficient of correlation deduced from a small
        sample. Metron 1, 3-32.
     .. [2] Fieller, E. C., Hartley, H. O., & Pearson, E. S. (1957). Tests for rank correlation coefficients. I.
        Biometrika 44, 470-481.
+    .. [3] Bland, J. M., & Altman, D. G. (1995). Calculating correlation coefficients with repeated observations:
+       Part 1--correlation within subjects. BMJ 310, 446.
 
     Examples
     --------
@@ -108,6 +129,17 @@ def correlation_ci(
     >>> out[["interval", "n", "r", "ci_low", "ci_high"]].iloc[[0]].round(3)
        interval  n      r  ci_low  ci_high
     0  fisher_z  8  0.931   0.657    0.988
+
+    Two groups whose means differ on both columns, but no association within either: pooled r is high, the
+    within-group r is not.
+
+    >>> two = pd.DataFrame({"a": [1, 2, 3, 4, 11, 12, 13, 14], "b": [2, 4, 1, 3, 12, 14, 11, 13],
+    ...                     "dim": ["p"] * 4 + ["q"] * 4})
+    >>> round(float(correlation_ci(two, x="a", y="b", bootstrap=False)["r"].iloc[0]), 3)
+    0.952
+    >>> within = correlation_ci(two, x="a", y="b", groups="dim", bootstrap=False)
+    >>> float(within["r"].iloc[0]), within.attrs["df"]
+    (0.0, 5)
     """
     check_ci(ci)
     if method not in CORRELATION_METHODS:
@@ -116,49 +148,111 @@ def correlation_ci(
         )
     if not isinstance(n_resamples, int) or n_resamples < 100:
         raise ValueError(f"correlation_ci: n_resamples must be an integer >= 100, got {n_resamples!r}")
-    check_columns(data, [x, y], "correlation_ci")
+    if groups is not None and method == "kendall":
+        raise ValueError("correlation_ci: a within-group (groups=...) correlation is Pearson or Spearman, not kendall")
+    if groups is not None and bootstrap:
+        raise ValueError("correlation_ci: no within-group (groups=...) bootstrap is offered; pass bootstrap=False")
+    check_columns(data, [x, y] if groups is None else [x, y, groups], "correlation_ci")
     a = numeric_values(data, x, "correlation_ci", allow_nan=True)
     b = numeric_values(data, y, "correlation_ci", allow_nan=True)
     keep = ~(np.isnan(a) | np.isnan(b))
+    if groups is not None:
+        lacking = pd.Series(data[groups].to_numpy()[keep]).isna()
+        if lacking.any():
+            raise ValueError(f"correlation_ci: {groups!r} is missing on {int(lacking.sum())} complete rows")
     a, b = a[keep], b[keep]
     n = a.size
     if n < 3:
         raise ValueError(f"correlation_ci: needs at least 3 complete ({x!r}, {y!r}) pairs, found {n}")
+    n_dropped = int((~keep).sum())
     reasons = []
     fisher = (np.nan, np.nan)
     r = p = np.nan
-    if np.ptp(a) == 0 or np.ptp(b) == 0:
-        reasons.append(f"{x if np.ptp(a) == 0 else y!r} is constant: the correlation is undefined")
-        boot = (np.nan, np.nan)
-    else:
-        test = {"pearson": stats.pearsonr, "spearman": stats.spearmanr, "kendall": stats.kendalltau}[method](a, b)
-        r, p = float(test.statistic), float(test.pvalue)
-        c, m = _FISHER[method]
-        if n > m and abs(r) < 1:
-            half = stats.norm.ppf((1 + ci) / 2) * np.sqrt(c / (n - m))
-            fisher = (float(np.tanh(np.arctanh(r) - half)), float(np.tanh(np.arctanh(r) + half)))
+    boot = (np.nan, np.nan)
+    if groups is None:
+        g = 1
+        constant = np.ptp(a) == 0 or np.ptp(b) == 0
+        if constant:
+            reasons.append(f"{x if np.ptp(a) == 0 else y!r} is constant: the correlation is undefined")
         else:
+            test = {"pearson": stats.pearsonr, "spearman": stats.spearmanr, "kendall": stats.kendalltau}[method](a, b)
+            r, p = float(test.statistic), float(test.pvalue)
+    else:
+        codes, _ = pd.factorize(data[groups].to_numpy()[keep])
+        sizes = np.bincount(codes)
+        single = sizes[codes] < 2  # a lone row of its group is its own mean: no within-group information
+        n_dropped += int(single.sum())
+        a, b, codes = a[~single], b[~single], pd.factorize(codes[~single])[0]
+        n, g = a.size, int(codes.max()) + 1 if a.size else 0
+        ac, bc = _centred_within(a, codes, method), _centred_within(b, codes, method)
+        ssa, ssb = float((ac * ac).sum()), float((bc * bc).sum())
+        constant = ssa == 0 or ssb == 0
+        if constant:
+            reasons.append(
+                f"{x if ssa == 0 else y!r} is constant within every {groups!r}: the correlation is undefined"
+            )
+        else:
+            r = float(np.clip((ac * bc).sum() / np.sqrt(ssa * ssb), -1.0, 1.0))
+            df = n - g - 1
+            if df >= 1 and abs(r) < 1:
+                p = float(2 * stats.t.sf(abs(r) * np.sqrt(df / (1 - r * r)), df))
+            elif df >= 1:
+                p = 0.0
+    n_eff = n - g + 1  # the sample size of one correlation with the same degrees of freedom (n - g - 1)
+    if not constant:
+        c, m = _FISHER[method]
+        if n_eff > m and abs(r) < 1:
+            half = stats.norm.ppf((1 + ci) / 2) * np.sqrt(c / (n_eff - m))
+            fisher = (float(np.tanh(np.arctanh(r) - half)), float(np.tanh(np.arctanh(r) + half)))
+        elif groups is None:
             reasons.append(f"Fisher z needs n > {m} and |r| < 1 (n = {n}, r = {r:.3f})")
-        stat, vectorized = _statistic(method)
-        low, high, _, reason = _bootstrap_interval(
-            [a, b], stat, paired=True, vectorized=vectorized, method="BCa", ci=ci, n_resamples=n_resamples, seed=seed
-        )
-        boot = (low, high)
-        if reason:
-            reasons.append(reason)
+        else:
+            reasons.append(f"Fisher z needs n - g + 1 > {m} and |r| < 1 (n = {n}, g = {g}, r = {r:.3f})")
+        if bootstrap:
+            stat, vectorized = _statistic(method)
+            low, high, _, reason = _bootstrap_interval(
+                [a, b],
+                stat,
+                paired=True,
+                vectorized=vectorized,
+                method="BCa",
+                ci=ci,
+                n_resamples=n_resamples,
+                seed=seed,
+            )
+            boot = (low, high)
+            if reason:
+                reasons.append(reason)
+    labels = ["fisher_z", "bootstrap_bca"] if bootstrap else ["fisher_z"]
+    bounds = {"fisher_z": fisher, "bootstrap_bca": boot}
     out = pd.DataFrame(
-        [
-            (x, y, method, n, r, p, "fisher_z", INTERVAL_KINDS["fisher_z"], *fisher),
-            (x, y, method, n, r, p, "bootstrap_bca", INTERVAL_KINDS["bootstrap_bca"], *boot),
-        ],
-        columns=_COLUMNS,
+        [(x, y, method, n, r, p, label, INTERVAL_KINDS[label], *bounds[label]) for label in labels], columns=_COLUMNS
     )
     # the members themselves in an object column: pandas (>= 3) would store their str values
     out["kind"] = pd.Series([INTERVAL_KINDS[label] for label in out["interval"]], index=out.index, dtype=object)
     out.attrs.update(
-        ci=ci, n_resamples=n_resamples, seed=seed, n_dropped=int((~keep).sum()), nan_reason="; ".join(reasons)
+        ci=ci,
+        n_resamples=n_resamples if bootstrap else None,
+        seed=seed if bootstrap else None,
+        bootstrap=bootstrap,
+        n_dropped=n_dropped,
+        groups=groups,
+        n_groups=g,
+        df=n - g - 1,
+        nan_reason="; ".join(reasons),
     )
     return out
+
+
+def _centred_within(values: np.ndarray, codes: np.ndarray, method: str) -> np.ndarray:
+    """``values`` (their ranks within each group for Spearman) minus their group's mean."""
+    if method == "spearman":
+        values = values.astype(float).copy()
+        for code in np.unique(codes):
+            at = codes == code
+            values[at] = stats.rankdata(values[at])
+    means = np.bincount(codes, weights=values) / np.bincount(codes)
+    return values - means[codes]
 
 
 def disattenuate(
@@ -262,6 +356,8 @@ def convergent_validity(
     n_resamples: int = 2000,
     seed: int | None = None,
     min_reliability: float = 0.5,
+    groups: str | None = None,
+    bootstrap: bool = True,
 ) -> pd.DataFrame:
     """Unit-level correlations between every pair of measurement methods, optionally disattenuated.
 
@@ -278,23 +374,26 @@ def convergent_validity(
         Numeric score column. Units missing under a method are left out of that pair only.
     reliabilities : dict, optional
         Reliability of each method (keys = method levels) for the Spearman (1904) correction.
-    method, ci, n_resamples, seed
+    method, ci, n_resamples, seed, bootstrap
         As in :func:`correlation_ci`.
     min_reliability : float
         As in :func:`disattenuate`.
+    groups : str, optional
+        Column giving each unit's group (e.g. ``dimension``; one value per unit): the correlations are then
+        within group (:func:`correlation_ci` ``groups``; needs ``bootstrap=False``).
 
     Returns
     -------
     pandas.DataFrame
-        Two rows per method pair (the :func:`correlation_ci` columns: ``x``, ``y``, ``method``, ``n``, ``r``,
-        ``p_value``, ``interval``, ``kind``, ``ci_low``, ``ci_high``) plus ``r_disattenuated``,
-        ``ci_low_disattenuated``, ``ci_high_disattenuated``, ``flagged`` and ``reason`` (NaN / False / "" without
-        ``reliabilities``).
+        Two rows per method pair (one, ``fisher_z``, when ``bootstrap`` is False; the :func:`correlation_ci`
+        columns: ``x``, ``y``, ``method``, ``n``, ``r``, ``p_value``, ``interval``, ``kind``, ``ci_low``,
+        ``ci_high``) plus ``n_groups``, ``r_disattenuated``, ``ci_low_disattenuated``, ``ci_high_disattenuated``,
+        ``flagged`` and ``reason`` (NaN / False / "" without ``reliabilities``).
 
     Notes
     -----
-    Campbell & Fiske's (1959) convergent validity [1]_ at the unit level; each pair is :func:`correlation_ci`,
-    corrected by :func:`disattenuate`.
+    Campbell & Fiske's (1959) convergent validity [1]_ at the unit level; each pair is :func:`correlation_ci`
+    (pooled within ``groups`` when given, Bland & Altman 1995), corrected by :func:`disattenuate`.
 
     References
     ----------
@@ -315,13 +414,32 @@ def convergent_validity(
     levels = list(wide.columns)
     if len(levels) < 2:
         raise ValueError(f"convergent_validity: needs at least 2 methods in column {methods!r}, found {levels}")
+    if groups is not None:
+        check_columns(data, [groups], "convergent_validity")
+        if groups in levels:
+            raise ValueError(f"convergent_validity: groups column {groups!r} is also a level of {methods!r}")
+        per_unit = data.groupby(units, observed=True, sort=False)[groups].nunique(dropna=False)
+        if (per_unit > 1).any():
+            raise ValueError(f"convergent_validity: some {units!r} lie in more than one {groups!r}; one per unit")
+        wide = wide.assign(**{groups: data.drop_duplicates(units).set_index(units)[groups].reindex(wide.index)})
     if reliabilities is not None:
         missing = [m for m in levels if m not in reliabilities]
         if missing:
             raise ValueError(f"convergent_validity: reliabilities lack methods {missing}; give one per method")
     frames = []
     for first, second in combinations(levels, 2):
-        pair = correlation_ci(wide, x=first, y=second, method=method, ci=ci, n_resamples=n_resamples, seed=seed)
+        pair = correlation_ci(
+            wide,
+            x=first,
+            y=second,
+            method=method,
+            ci=ci,
+            n_resamples=n_resamples,
+            seed=seed,
+            groups=groups,
+            bootstrap=bootstrap,
+        )
+        pair["n_groups"] = pair.attrs["n_groups"]
         if reliabilities is None:
             pair["r_disattenuated"] = pair["ci_low_disattenuated"] = pair["ci_high_disattenuated"] = np.nan
             pair["flagged"], pair["reason"] = False, ""
@@ -340,7 +458,14 @@ def convergent_validity(
             pair["flagged"], pair["reason"] = fix["flagged"].to_numpy(), fix["reason"].to_numpy()
         frames.append(pair)
     out = pd.concat(frames, ignore_index=True)
-    out.attrs.update(ci=ci, n_resamples=n_resamples, seed=seed, min_reliability=min_reliability)
+    out.attrs.update(
+        ci=ci,
+        n_resamples=n_resamples if bootstrap else None,
+        seed=seed if bootstrap else None,
+        bootstrap=bootstrap,
+        groups=groups,
+        min_reliability=min_reliability,
+    )
     return out
 
 
@@ -352,6 +477,7 @@ def rank_agreement(
     ci: float = 0.95,
     n_resamples: int = 2000,
     seed: int | None = None,
+    bootstrap: bool = True,
 ) -> pd.DataFrame:
     """Rank-order agreement (Spearman and Kendall, with intervals) between estimates and reference values.
 
@@ -363,13 +489,14 @@ def rank_agreement(
         Column of the estimates (e.g. each dimension's LLM effect size).
     reference : str
         Column of the reference values (e.g. the human IAT effect size).
-    ci, n_resamples, seed
+    ci, n_resamples, seed, bootstrap
         As in :func:`correlation_ci`.
 
     Returns
     -------
     pandas.DataFrame
-        Four rows: ``method`` in (``spearman``, ``kendall``) x ``interval`` in (``fisher_z``, ``bootstrap_bca``),
+        Four rows: ``method`` in (``spearman``, ``kendall``) x ``interval`` in (``fisher_z``, ``bootstrap_bca``)
+        (two, the ``fisher_z`` ones, when ``bootstrap`` is False),
         with the :func:`correlation_ci` columns (``x``, ``y``, ``method``, ``n``, ``r``, ``p_value``,
         ``interval``, ``kind``, ``ci_low``, ``ci_high``). With few units the intervals are NaN and
         ``attrs["nan_reason"]`` says why; the exact p-value remains.
@@ -394,7 +521,9 @@ def rank_agreement(
     2   kendall  0.600
     """
     frames = [
-        correlation_ci(data, x=estimate, y=reference, method=m, ci=ci, n_resamples=n_resamples, seed=seed)
+        correlation_ci(
+            data, x=estimate, y=reference, method=m, ci=ci, n_resamples=n_resamples, seed=seed, bootstrap=bootstrap
+        )
         for m in ("spearman", "kendall")
     ]
     out = pd.concat(frames, ignore_index=True)

@@ -35,9 +35,18 @@ from bias_validity.psychometrics.validity import convergent_validity
 _DECIDES = "decides"
 _SHOWN = "shown, not counted"
 
-__all__ = ["DECIDING_PAIRS", "CONVERGENT", "NOT_CONVERGENT", "item_scores", "convergent", "mtmm_tables"]
+__all__ = [
+    "DECIDING_PAIRS",
+    "CONVERGENT",
+    "NOT_CONVERGENT",
+    "RULE",
+    "item_scores",
+    "verdict_rule",
+    "convergent",
+    "mtmm_tables",
+]
 
-#: Findings of a model's deciding correlations: above zero, or wholly below the convergent floor.
+#: Findings of a model's deciding correlations: wholly below the convergent floor (checked first), or above zero.
 CONVERGENT = "convergent"
 NOT_CONVERGENT = "not convergent"
 
@@ -74,12 +83,31 @@ def item_scores(study: Study | pd.DataFrame) -> pd.DataFrame:
     return as_study(study).item_scores
 
 
-def _verdict(low: float, high: float, floor: float) -> Verdict:
+#: The rule, as the verdicts' reasons and the summary word it (``{floor}``: ``thresholds.convergent_r``).
+RULE = "interval wholly below {floor:g} = not convergent, else interval above 0 = convergent, else inconclusive"
+
+
+def verdict_rule(low: float, high: float, floor: float) -> Verdict:
+    """The Q2 verdict of one correlation's interval [low, high] against the convergent floor.
+
+    Checked in this order: an interval wholly below ``floor`` (``high < floor``) -> NOT_SUPPORTED (not
+    convergent), even when it also lies above 0: a correlation shown to be below a medium one (Cohen 1988) is too
+    weak to call two measures of one construct convergent; else an interval wholly above 0 (``low > 0``) ->
+    SUPPORTED (convergent: the correlation differs from zero, Campbell & Fiske 1959, and may reach ``floor``);
+    else INCONCLUSIVE; a NaN bound -> NOT_ESTIMABLE.
+
+    Examples
+    --------
+    >>> [verdict_rule(lo, hi, 0.3).value for lo, hi in [(0.05, 0.20), (0.10, 0.50), (-0.10, 0.50), (-0.2, 0.1)]]
+    ['not supported', 'supported', 'inconclusive', 'not supported']
+    """
     if np.isnan(low) or np.isnan(high):
         return Verdict.NOT_ESTIMABLE
+    if high < floor:
+        return Verdict.NOT_SUPPORTED
     if low > 0:
         return Verdict.SUPPORTED
-    return Verdict.NOT_SUPPORTED if high < floor else Verdict.INCONCLUSIVE
+    return Verdict.INCONCLUSIVE
 
 
 def _decides(pair: str) -> bool:
@@ -94,10 +122,10 @@ def _model_verdict(model: str, dim: str, decided: list[tuple[Verdict, dict[str, 
     best = max(picked, key=lambda r: -np.inf if np.isnan(r["estimate"]) else r["estimate"])
     clauses = [
         f"{r['measure']} r = {figure_text(r['estimate'], r['ci_low'], r['ci_high'], missing='not estimable')}"
-        f" ({r['interval']}, n = {r['n']})"
+        f" ({r['interval']}, {r.get('basis') or 'n = ' + str(r['n'])})"
         for _, r in decided
     ]
-    rule = f"interval above 0 = convergent; wholly below {floor:g} = not convergent"
+    rule = RULE.format(floor=floor)
     finding = {Verdict.SUPPORTED: CONVERGENT, Verdict.NOT_SUPPORTED: NOT_CONVERGENT}.get(verdict, verdict.value)
     return dict(
         model=model,
@@ -148,7 +176,7 @@ def _human_rows(study: Study, config: AnalysisConfig) -> list[dict[str, object]]
                     )
                 )
                 continue
-            out = compare_to_human(matched, dimension="dimension", effect="score", **config.bootstrap)
+            out = compare_to_human(matched, dimension="dimension", effect="score", ci=config.ci, bootstrap=False)
             r = out[(out["method"] == "spearman") & (out["interval"] == "fisher_z")].iloc[0]
             note = f"n = {int(r['n'])} dimensions: too few for a rank correlation to mean much; p = {r['p_value']:.2f}"
             rows.append(
@@ -176,27 +204,36 @@ def convergent(
         correlated item effects) decide the verdict where present and identified (``identified`` column); the
         others are shown with the note "not identified" and their contraction, never counted.
     config : AnalysisConfig, optional
-        ``ci``, the bootstrap's ``n_resamples`` and ``seed``, and the threshold ``convergent_r`` (default 0.3).
+        ``ci`` (the level of every Fisher-z interval) and the threshold ``convergent_r`` (default 0.3). Q2 runs no
+        bootstrap: its ``n_resamples`` and ``seed`` are not used.
 
     Returns
     -------
     QuestionResult
-        ``figures`` columns ``model``, ``dimension`` (``all``: items pooled over dimensions), ``measure``
-        (``implicit~logprob`` and the other method pairs: Spearman r over items; ``latent implicit~logprob``:
-        posterior HDI; ``human_iat_spearman (implicit SC)`` / ``(WEAT d)``: rank agreement with human IAT effect
-        sizes), ``estimate``, ``ci_low``, ``ci_high``, ``interval``, ``n`` (items or dimensions), ``note``
-        (``decides`` for the pairs the verdict counts, ``shown, not counted`` for the others).
-        ``attrs``: ``ci``, ``correlation``, ``seed``. ``verdicts``: one row per model (dimension ``all``), its
-        finding ``convergent``, ``not convergent``, ``inconclusive`` or ``not estimable``
+        ``figures`` columns ``model``, ``dimension`` (``all``: the within-dimension correlation pooled over the
+        model's dimensions), ``measure`` (``implicit~logprob`` and the other method pairs: pooled within-dimension
+        Spearman r over items; ``latent implicit~logprob``: posterior HDI; ``human_iat_spearman (implicit SC)`` /
+        ``(WEAT d)``: rank agreement with human IAT effect sizes), ``estimate``, ``ci_low``, ``ci_high``,
+        ``interval`` (Fisher z for every classical row, HDI for the latent ones), ``n`` (items or dimensions),
+        ``note`` (``decides`` for the pairs the verdict counts, ``shown, not counted`` for the others). ``attrs``:
+        ``ci``, ``correlation`` (``spearman``), ``within`` (``dimension``), ``bootstrap`` (False), ``seed`` (the
+        config's, unused). ``verdicts``: one row per model (dimension ``all``), its finding ``convergent``,
+        ``not convergent``, ``inconclusive`` or ``not estimable``
         (:func:`bias_validity.analyses.result.verdict_table`).
 
     Notes
     -----
-    Per model, the :func:`item_scores` are correlated across items (pooled over dimensions: item ids are unique)
-    by :func:`bias_validity.psychometrics.validity.convergent_validity` (Spearman, Fisher-z interval with the Fieller,
-    Hartley & Pearson variance). Only the :data:`DECIDING_PAIRS` (implicit~logprob, implicit~embedding) are counted
-    (Campbell & Fiske 1959 [1]_: convergent correlations must differ from zero): interval above 0 -> SUPPORTED;
-    wholly below ``convergent_r`` (0.3, a medium correlation, Cohen 1988 [2]_) -> NOT_SUPPORTED; else INCONCLUSIVE.
+    Per model, the :func:`item_scores` are correlated across items within dimension, as the latent correlation
+    is: by :func:`bias_validity.psychometrics.validity.convergent_validity` with ``groups="dimension"``, the pooled
+    within-dimension Spearman correlation (each method's scores ranked and centred within each dimension, then
+    correlated over all the model's items; Bland & Altman 1995 [3]_), so differences between the dimensions' mean
+    scores alone do not make a measure convergent. Its Fisher-z interval (Fieller, Hartley & Pearson variance)
+    counts the g dimensions' degrees of freedom: width :math:`\\sqrt{1.06/(n - g - 2)}` for n items, i.e. the
+    effective sample size n - g + 1. No bootstrap is run. Only the :data:`DECIDING_PAIRS` (implicit~logprob,
+    implicit~embedding) are counted, by :func:`verdict_rule`, in this order: interval wholly below
+    ``convergent_r`` (0.3, a medium correlation, Cohen 1988 [2]_) -> NOT_SUPPORTED, even when it is also above 0
+    (e.g. [0.05, 0.20]); else interval above 0 (Campbell & Fiske 1959 [1]_: convergent correlations must differ
+    from zero) -> SUPPORTED; else INCONCLUSIVE.
     A model's deciding pairs must agree, else its verdict is INCONCLUSIVE; so must the models' for the study. The
     posterior's latent correlations of those pairs replace the classical ones in the verdict when given; the fit
     estimates them over all models and dimensions, so they give one row, model :data:`ALL_MODELS`. The
@@ -210,6 +247,8 @@ def convergent(
     .. [1] Campbell, D. T., & Fiske, D. W. (1959). Convergent and discriminant validation by the
        multitrait-multimethod matrix. Psychological Bulletin 56, 81-105.
     .. [2] Cohen, J. (1988). Statistical Power Analysis for the Behavioral Sciences (2nd ed.). Erlbaum.
+    .. [3] Bland, J. M., & Altman, D. G. (1995). Calculating correlation coefficients with repeated observations:
+       Part 1--correlation within subjects. BMJ 310, 446.
 
     Examples
     --------
@@ -244,7 +283,9 @@ def convergent(
             methods="method",
             scores="score",
             method="spearman",
-            **config.bootstrap,
+            ci=config.ci,
+            groups="dimension",
+            bootstrap=False,
         )
         decided = []
         for r in pairs[pairs["interval"] == "fisher_z"].itertuples():
@@ -261,9 +302,10 @@ def convergent(
                 r.n,
                 _DECIDES if counted else _SHOWN,
             )
+            row["basis"] = f"n = {r.n} items within {r.n_groups} dimension{'s' if r.n_groups != 1 else ''}"
             rows.append(row)
             if counted:
-                decided.append((_verdict(r.ci_low, r.ci_high, floor), row))
+                decided.append((verdict_rule(r.ci_low, r.ci_high, floor), row))
         verdicts += [v for v, _ in decided]
         if decided:
             cells.append(_model_verdict(model, ALL_DIMENSIONS, decided, floor))
@@ -282,11 +324,13 @@ def convergent(
         rows.append(row)
         if counted:
             key = (ALL_MODELS if pd.isna(r.model) or not r.model else r.model, dim)
-            latent_decided.setdefault(key, []).append((_verdict(r.hdi_low, r.hdi_high, floor), row))
+            latent_decided.setdefault(key, []).append((verdict_rule(r.hdi_low, r.hdi_high, floor), row))
             verdicts.append(latent_decided[key][-1][0])
     cells += [_model_verdict(m, d, decided, floor) for (m, d), decided in latent_decided.items()]
     rows += _human_rows(study, config)
-    frame = figures_frame(rows, ci=config.ci, correlation="spearman", seed=config.seed)
+    frame = figures_frame(
+        rows, ci=config.ci, correlation="spearman", within="dimension", bootstrap=False, seed=config.seed
+    )
     table = verdict_table(cells)
     if not verdicts:
         return QuestionResult.answer(
@@ -300,8 +344,7 @@ def convergent(
     summary = (
         f"By model: {describe_verdicts(table)} (the implicit SC against "
         f"{'latent item effects' if len(latent) else 'item-level scores'} of {Method.LOGPROB.value} and "
-        f"{Method.EMBEDDING.value}: interval above 0 = convergent, wholly below {floor:g} = not; other pairs "
-        "shown, not counted)."
+        f"{Method.EMBEDDING.value}: {RULE.format(floor=floor)}; other pairs shown, not counted)."
     )
     if table["estimate"].notna().any():
         best = table.iloc[table["estimate"].fillna(-np.inf).argmax()]
@@ -309,7 +352,8 @@ def convergent(
         summary += f" The highest deciding correlation is r = {fig} ({best['measure']}, {best['model']})."
     evidence = (
         f"Item-level scores of {scores['item_id'].nunique()} items ({len(scores)} model x method x item scores); "
-        "Spearman correlations with Fisher-z intervals"
+        "pooled within-dimension Spearman correlations (scores ranked and centred per model x dimension) with "
+        "Fisher-z intervals on n - g + 1 (n items, g dimensions), no bootstrap"
         + (
             "; latent correlations from the hierarchical model decide (those it does not identify are shown only)"
             if identified.any()
