@@ -51,6 +51,30 @@ def _bootstrap_interval(
     return low, high, float(res.standard_error), reason
 
 
+def _bootstrap_draws(
+    samples: Sequence[np.ndarray], statistic: Callable[..., np.ndarray], *, n_resamples: int, seed: int | None
+) -> np.ndarray:
+    """scipy's paired, vectorised resampling of ``samples``: the statistic's draws, shape ``(..., n_resamples)``.
+
+    The same resamples as :func:`_bootstrap_interval` with the same samples and seed; for a statistic that returns
+    several values at once (their joint bootstrap distribution, e.g. for a covariance).
+    """
+    from scipy.stats import bootstrap
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # degenerate resamples show as non-finite draws, handled by the caller
+        res = bootstrap(
+            tuple(samples),
+            statistic,
+            paired=True,
+            vectorized=True,
+            method="percentile",
+            n_resamples=n_resamples,
+            rng=np.random.default_rng(seed),
+        )
+    return np.asarray(res.bootstrap_distribution, dtype=float)
+
+
 def bootstrap_ci(
     samples: Sequence[Sequence[float] | np.ndarray],
     statistic: Callable[..., float],

@@ -9,7 +9,7 @@ import pandas as pd
 from scipy import stats
 
 from bias_validity.psychometrics._checks import check_ci, check_columns, numeric_values
-from bias_validity.psychometrics.clustered import MIN_CLUSTERS, cluster_counts, cluster_interval
+from bias_validity.psychometrics.clustered import MIN_CLUSTERS, cluster_counts, cluster_ratio_interval
 from bias_validity.psychometrics.estimands import chance_overlap
 from bias_validity.psychometrics.interval_kind import IntervalKind
 from bias_validity.psychometrics.intervals import newcombe_diff_interval
@@ -77,11 +77,10 @@ def ablation_retained_share(
     -------
     pandas.DataFrame
         One row: ``n_implicit``, ``sc_implicit``, ``sc_implicit_low``, ``sc_implicit_high``, ``n_ablated``,
-        ``sc_ablated``, ``ratio`` (R), ``ci_low``, ``ci_high`` (interval of R: item-cluster bootstrap,
-        t-corrected; answer bootstrap, t-corrected without ``cluster``) and ``verdict`` (a :class:`FramingVerdict`
-        value). ``attrs`` holds ``ci``, ``interval`` (``IntervalKind.ITEM_CLUSTER_T`` with ``cluster``,
-        ``IntervalKind.ANSWER_BOOTSTRAP_T`` without), ``n_resamples``, ``seed``, ``cluster``, ``threshold``,
-        ``chance_margin`` and ``reason`` (why the verdict).
+        ``sc_ablated``, ``ratio`` (R), ``ci_low``, ``ci_high`` (Fieller's interval of R; NaN where R is not
+        estimable) and ``verdict`` (a :class:`FramingVerdict` value). ``attrs`` holds ``ci``, ``interval``
+        (``IntervalKind.FIELLER_ITEM_CLUSTER`` with ``cluster``, ``IntervalKind.FIELLER_ANSWER`` without),
+        ``n_resamples``, ``seed``, ``cluster``, ``threshold``, ``chance_margin`` and ``reason`` (why the verdict).
 
     Notes
     -----
@@ -90,18 +89,22 @@ def ablation_retained_share(
     it reversed. Its definition is :data:`bias_validity.psychometrics.estimands.ESTIMANDS` ``[RETAINED_SHARE]``, the
     same the Bayesian fit reports. Verdict: ``controllable`` when R's interval lies wholly below ``threshold`` (the
     seed critique's falsification test: a score that more than halves is a controllable response, cf. Bai et al.
-    2024 [1]_), ``robust`` when wholly above, ``not estimable`` when the implicit SC's interval (same bootstrap)
-    overlaps the chance band, where the denominator may be zero and R unbounded. Interval: item-cluster
-    bootstrap, t-corrected (:func:`bias_validity.psychometrics.clustered.cluster_interval`): R +/- a Student-t
-    multiple (G - 1 degrees of freedom, G clusters) of the bootstrap standard error [2]_ rescaled by
-    :math:`\\sqrt{G / (G - 1)}`, the small-G practice for cluster-robust inference [3]_; without ``cluster`` the
-    same over answers (answer bootstrap, t-corrected). Validated by coverage on simulated answers with a known R.
+    2024 [1]_), ``robust`` when wholly above, ``not estimable`` when the implicit SC's interval overlaps the
+    chance band, where the denominator may be zero and R unbounded; that guard alone decides estimability.
+    Interval: Fieller's for the ratio of SC_ablated - 0.5 to SC_implicit - 0.5
+    (:func:`bias_validity.psychometrics.clustered.cluster_ratio_interval`) with their covariance from the
+    item-cluster bootstrap [2]_ rescaled by :math:`G / (G - 1)` and a Student-t critical value with G - 1 degrees
+    of freedom (G clusters), the small-G practice for cluster-robust inference [3]_; without ``cluster`` the same
+    over answers. The implicit SC's interval is the same construction's, SC_implicit +/- t times its standard
+    error, so an implicit SC clear of the chance band always gives a bounded interval of R, and no single
+    resample at chance can make it undefined. Validated by coverage on simulated answers with a known R.
 
     References
     ----------
     .. [1] Bai, X., Wang, A., Sucholutsky, I., & Griffiths, T. L. (2024). Measuring implicit bias in
        explicitly unbiased large language models. arXiv:2402.04105.
-    .. [2] Efron, B., & Tibshirani, R. J. (1993). An Introduction to the Bootstrap. Chapman & Hall.
+    .. [2] Fieller, E. C. (1954). Some problems in interval estimation. Journal of the Royal Statistical Society
+       B 16, 175-185.
     .. [3] Cameron, A. C., & Miller, D. L. (2015). A practitioner's guide to cluster-robust inference. Journal of
        Human Resources 50(2), 317-372.
 
@@ -132,19 +135,19 @@ def ablation_retained_share(
     counts = cluster_counts(frame, cluster="c", condition="m", outcome="y")
     unit = "items" if cluster else "answers"
     opts = dict(ci=ci, n_resamples=n_resamples, seed=seed, min_clusters=min_clusters, unit=unit)
-    sc_imp, imp_low, imp_high, _ = cluster_interval(counts, lambda t: t["k:imp"] / t["n:imp"], **opts)
-    retained = cluster_interval(
-        counts, lambda t: (t["k:abl"] / t["n:abl"] - 0.5) / (t["k:imp"] / t["n:imp"] - 0.5), **opts
+    retained = cluster_ratio_interval(
+        counts, lambda t: t["k:abl"] / t["n:abl"] - 0.5, lambda t: t["k:imp"] / t["n:imp"] - 0.5, **opts
     )
-    ratio, low, high, boot_reason = retained
+    sc_imp, imp_low, imp_high = (
+        v + 0.5 for v in (retained.denominator, retained.denominator_low, retained.denominator_high)
+    )
+    ratio, low, high = retained.estimate, retained.low, retained.high
     band = f"0.5 +/- {chance_margin:g}"
     if chance_overlap(imp_low, imp_high, chance_margin):
-        why = boot_reason or f"its interval [{imp_low:.3f}, {imp_high:.3f}] overlaps {band}"
+        why = retained.reason or f"its interval [{imp_low:.3f}, {imp_high:.3f}] overlaps {band}"
         verdict = FramingVerdict.NOT_ESTIMABLE
         reason = f"implicit SC {sc_imp:.3f} is not credibly away from chance: {why}"
         low = high = np.nan
-    elif np.isnan(low) or np.isnan(high):
-        verdict, reason = FramingVerdict.NOT_ESTIMABLE, boot_reason
     elif high < threshold:
         verdict, reason = FramingVerdict.CONTROLLABLE, f"R interval [{low:.3f}, {high:.3f}] lies below {threshold:g}"
     elif low > threshold:

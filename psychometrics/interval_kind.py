@@ -25,6 +25,10 @@ class IntervalKind(StrEnum):
     WALD_CLUSTER = "Wald, item-cluster robust (shared items paired)"  #: cluster-robust Wald interval of a shift
     ITEM_CLUSTER_T = "item-cluster bootstrap, t-corrected"  #: items resampled; SE rescaled, t critical value
     ANSWER_BOOTSTRAP_T = "answer bootstrap, t-corrected"  #: answers resampled; SE rescaled, t critical value
+    #: Fieller's interval of a ratio, (co)variances from the item-cluster bootstrap, rescaled, t critical value
+    FIELLER_ITEM_CLUSTER = "Fieller, item-cluster bootstrap covariance, t-corrected"
+    #: Fieller's interval of a ratio, (co)variances from the answer bootstrap, rescaled, t critical value
+    FIELLER_ANSWER = "Fieller, answer bootstrap covariance, t-corrected"
     PERCENTILE = "percentile bootstrap"  #: Efron's percentile interval
     BCA = "BCa bootstrap"  #: bias-corrected and accelerated bootstrap (Efron 1987)
     BASIC = "basic bootstrap"  #: the basic (reverse percentile) bootstrap

@@ -124,16 +124,16 @@ def test_position_bias_matches_newcombe_for_each_level():
         position_bias(df[df["order"] == "a"], order="order", outcome="consistent")
 
 
-def test_ablation_stamps_item_cluster_or_answer_bootstrap_kind():
+def test_ablation_stamps_fieller_over_item_cluster_or_answer_bootstrap_kind():
     rng = np.random.default_rng(4)
     df = _answers(rng, 0.85, 0.64, 100).assign(item=lambda d: (np.arange(len(d)) % 10).astype(str))
     kw = dict(condition="method", outcome="consistent", n_resamples=200, seed=0)
     by_item = ablation_retained_share(df, cluster="item", **kw)
     by_answer = ablation_retained_share(df, **kw)
-    assert by_item.attrs["interval"] is IntervalKind.ITEM_CLUSTER_T
-    assert by_answer.attrs["interval"] is IntervalKind.ANSWER_BOOTSTRAP_T
+    assert by_item.attrs["interval"] is IntervalKind.FIELLER_ITEM_CLUSTER
+    assert by_answer.attrs["interval"] is IntervalKind.FIELLER_ANSWER
     few = ablation_retained_share(df.iloc[[0, 1, 100, 101]], **kw)  # 4 answers: no interval, the kind still given
-    assert few.attrs["interval"] is IntervalKind.ANSWER_BOOTSTRAP_T
+    assert few.attrs["interval"] is IntervalKind.FIELLER_ANSWER
     assert few["verdict"].iloc[0] == FramingVerdict.NOT_ESTIMABLE
 
 

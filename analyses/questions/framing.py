@@ -31,7 +31,7 @@ _VERDICTS = {
     FramingVerdict.NOT_ESTIMABLE.value: Verdict.NOT_ESTIMABLE,
 }
 _WORDS = {verdict: word for word, verdict in _VERDICTS.items()}
-_BOOT = IntervalKind.ITEM_CLUSTER_T
+_BOOT = IntervalKind.FIELLER_ITEM_CLUSTER
 _HDI = IntervalKind.HDI
 
 
@@ -79,21 +79,21 @@ def framing(
     -------
     QuestionResult
         ``figures`` columns ``model``, ``dimension``, ``measure`` (``ablation_retained_share``), ``estimate`` (R),
-        ``ci_low``, ``ci_high`` (NaN where R is not estimable), ``interval`` (``item-cluster bootstrap,
-        t-corrected`` or ``HDI``), ``n`` (answers), ``note`` (the verdict and its reason). ``attrs``: ``ci``,
-        ``n_resamples``, ``seed``, ``threshold``, ``chance_margin``. ``verdicts``: one row per model x dimension
-        (:func:`bias_validity.analyses.result.verdict_table`) from the deciding interval.
+        ``ci_low``, ``ci_high`` (NaN where R is not estimable), ``interval`` (``Fieller, item-cluster bootstrap
+        covariance, t-corrected`` or ``HDI``), ``n`` (answers), ``note`` (the verdict and its reason).
+        ``attrs``: ``ci``, ``n_resamples``, ``seed``, ``threshold``, ``chance_margin``. ``verdicts``: one row per
+        model x dimension (:func:`bias_validity.analyses.result.verdict_table`) from the deciding interval.
 
     Notes
     -----
     Classical cells are :func:`bias_validity.psychometrics.framing.ablation_retained_share` with items as bootstrap
-    clusters. R = 1: the instruction changed nothing; 0: the SC fell to chance. Verdict per cell (after Bai et al.
-    2024 [1]_): R's interval wholly below the threshold -> the score more than halves, a controllable response, a
-    framing artefact (NOT_SUPPORTED); wholly above -> robust to the framing (SUPPORTED); spanning it ->
-    INCONCLUSIVE; an implicit SC whose interval overlaps 0.5 +/- the chance margin -> NOT_ESTIMABLE (nothing to
-    retain: the ratio's denominator may be zero). The study-level verdict holds where the cells agree, else
-    INCONCLUSIVE; the summary words each model's findings (robust, controllable, inconclusive, not estimable) over
-    its dimensions.
+    clusters: Fieller's interval of R from the item-cluster bootstrap covariance of the two SCs. R = 1: the instruction
+    changed nothing; 0: the SC fell to chance. Verdict per cell (after Bai et al. 2024 [1]_): R's interval wholly below
+    the threshold -> the score more than halves, a controllable response, a framing artefact (NOT_SUPPORTED); wholly
+    above -> robust to the framing (SUPPORTED); spanning it -> INCONCLUSIVE; an implicit SC whose interval overlaps 0.5
+    +/- the chance margin -> NOT_ESTIMABLE (nothing to retain: the ratio's denominator may be zero). The study-level
+    verdict holds where the cells agree, else INCONCLUSIVE; the summary words each model's findings (robust,
+    controllable, inconclusive, not estimable) over its dimensions.
 
     References
     ----------
@@ -201,8 +201,8 @@ def framing(
     evidence = (
         f"{len(rows)} ok implicit and ablated answers in {len(both)} model x dimension cells; "
         + ("posterior HDI of R from the new-item SCs decides, " if len(post) else "")
-        + f"item-cluster bootstrap interval of R (t-corrected) with {n_resamples} resamples"
-        + (" shown beside it." if len(post) else " decides.")
+        + f"Fieller's interval of R from the item-cluster bootstrap covariance of the two SCs ({n_resamples} "
+        "resamples, t-corrected)" + (" shown beside it." if len(post) else " decides.")
     )
     return QuestionResult.answer(
         "Q3", combine_verdicts(Verdict(v) for v in table["verdict"]), summary, evidence, frame, table
