@@ -42,7 +42,7 @@ def gap_result():
     return gap(_study(truth, item_sd=0.0, n_items=10, sessions=1, reps=80))
 
 
-def test_q4_names_each_models_gap_where_the_old_code_said_inconclusive(gap_result):
+def test_q4_names_each_models_gap_and_its_direction(gap_result):
     summary = gap_result.summary
     assert "credible negative gap in 3/3 dimensions for hf:llama-3-8b-instruct" in summary
     assert "credible positive gap in 3/3 dimensions for hf:llama-3-8b;" in summary
@@ -76,7 +76,7 @@ def test_q3_names_the_robust_and_the_controllable_model():
     table = res.verdicts.set_index(["model", "dimension"])
     assert len(table) == 6 and res.verdict is Verdict.INCONCLUSIVE
     assert (table.loc["sim:robust", "ci_low"] > 0.5).all() and (table.loc["sim:controlled", "ci_high"] < 0.5).all()
-    assert (table["measure"] == f"ablation_retained_share ({IntervalKind.ITEM_CLUSTER_T})").all()
+    assert (table["measure"] == f"ablation_retained_share ({IntervalKind.FIELLER_ITEM_CLUSTER})").all()
 
 
 def test_q2_names_the_convergent_and_the_divergent_model():

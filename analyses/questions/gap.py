@@ -21,7 +21,7 @@ from bias_validity.psychometrics.contrasts import mover_difference
 from bias_validity.psychometrics.estimands import Quantity
 from bias_validity.psychometrics.interval_kind import IntervalKind
 
-__all__ = ["NEGATIVE_GAP", "POSITIVE_GAP", "NO_GAP", "gap"]
+__all__ = ["NEGATIVE_GAP", "POSITIVE_GAP", "NO_GAP", "MILDER_CLAIM", "milder_verdict", "gap"]
 
 _ITEMS = IntervalKind.ITEM_CLUSTER_T
 _THESE = IntervalKind.NEWCOMBE  #: answers independent: an interval for these items only
@@ -30,6 +30,8 @@ _HDI = IntervalKind.HDI
 NEGATIVE_GAP = "credible negative gap"
 POSITIVE_GAP = "credible positive gap"
 NO_GAP = "no gap"
+#: The seed paper's directional claim, which the study-level verdict decides one-sided.
+MILDER_CLAIM = "explicit milder than implicit"
 
 
 def _rope_verdict(low: float, high: float, rope: float) -> Verdict:
@@ -40,6 +42,41 @@ def _rope_verdict(low: float, high: float, rope: float) -> Verdict:
     if -rope < low and high < rope:
         return Verdict.NOT_SUPPORTED
     return Verdict.INCONCLUSIVE
+
+
+def milder_verdict(low: float, high: float, rope: float) -> Verdict:
+    """The seed's claim "explicit milder than implicit" on one gap interval, decided one-sided against -ROPE.
+
+    SUPPORTED when the interval lies wholly below ``-rope`` (explicit credibly milder by more than the ROPE);
+    NOT_SUPPORTED when it lies wholly above ``-rope`` (the gap is credibly not that negative: none, or explicit
+    the stronger); else INCONCLUSIVE; a NaN bound -> NOT_ESTIMABLE. The one-sided test at the interval's level
+    (Kruschke 2018's HDI+ROPE rule with one side of the ROPE).
+
+    Examples
+    --------
+    >>> [milder_verdict(lo, hi, 0.05).value for lo, hi in [(-0.3, -0.1), (0.1, 0.3), (-0.02, 0.03), (-0.2, 0.0)]]
+    ['supported', 'not supported', 'not supported', 'inconclusive']
+    """
+    if pd.isna(low) or pd.isna(high):
+        return Verdict.NOT_ESTIMABLE
+    if high < -rope:
+        return Verdict.SUPPORTED
+    return Verdict.NOT_SUPPORTED if low > -rope else Verdict.INCONCLUSIVE
+
+
+def _directions(table: pd.DataFrame) -> str:
+    """Which models' gaps go which way, where credible gaps of both signs are found ("" otherwise)."""
+    found = {f: table[table["finding"] == f] for f in (NEGATIVE_GAP, POSITIVE_GAP)}
+    if any(rows.empty for rows in found.values()):
+        return ""
+
+    def named(rows: pd.DataFrame) -> str:
+        return "; ".join(f"{m} ({', '.join(g['dimension'])})" for m, g in rows.groupby("model", sort=False))
+
+    return (
+        f" Directions differ: explicit below implicit for {named(found[NEGATIVE_GAP])}; above it for "
+        f"{named(found[POSITIVE_GAP])}."
+    )
 
 
 def _cell_verdict(cell: object, rope: float, source: str) -> dict[str, object]:
@@ -122,8 +159,12 @@ def gap(
     the ROPE -> a credible gap (SUPPORTED); wholly inside -> no gap worth the name (NOT_SUPPORTED); otherwise
     INCONCLUSIVE. Each cell's finding names the sign: a credible negative gap (explicit below implicit,
     :data:`NEGATIVE_GAP`), a credible positive gap (:data:`POSITIVE_GAP`), no gap (:data:`NO_GAP`), inconclusive
-    or not estimable. The study-level verdict is SUPPORTED or NOT_SUPPORTED only where the cells agree, else
-    INCONCLUSIVE; the summary words the findings per model.
+    or not estimable. The summary words the findings per model and, where credible gaps of both signs occur,
+    names the models and dimensions that go each way. The study-level verdict is the seed paper's directional
+    claim, :data:`MILDER_CLAIM`, decided one-sided in each cell by :func:`milder_verdict` (the gap's interval
+    wholly below -ROPE: holds; wholly above -ROPE: does not) and combined: SUPPORTED or NOT_SUPPORTED only where
+    the cells agree, else INCONCLUSIVE. A mix of credible negative and credible positive gaps is therefore never
+    SUPPORTED.
 
     References
     ----------
@@ -197,9 +238,15 @@ def gap(
     source = _HDI if len(post) else _ITEMS
     decide = frame[frame["interval"] == source]
     table = verdict_table(_cell_verdict(r, rope, source) for r in decide.itertuples())
-    verdict = combine_verdicts(Verdict(v) for v in table["verdict"])
+    claims = [milder_verdict(r.ci_low, r.ci_high, rope) for r in decide.itertuples()]
+    verdict = combine_verdicts(claims)
+    holds = sum(c is Verdict.SUPPORTED for c in claims)
+    decided = sum(c is not Verdict.NOT_ESTIMABLE for c in claims)
     summary = (
         f"By model and dimension: {describe_verdicts(table)} (explicit minus implicit SC, {source}, ROPE +/-{rope:g})."
+        + _directions(table)
+        + f" The seed's claim, {MILDER_CLAIM} (one-sided: the gap's interval wholly below -{rope:g}), holds in "
+        f"{holds} of {decided} estimable cells: {verdict.value} at the study level."
     )
     estimable = decide[decide["estimate"].notna()]
     if len(estimable):
