@@ -10,7 +10,14 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from enum import StrEnum
 
-__all__ = ["Quantity", "Estimand", "ESTIMANDS", "Thresholds", "null_value", "chance_overlap"]
+__all__ = ["Quantity", "Estimand", "ESTIMANDS", "Thresholds", "ROPE_CONVENTION", "null_value", "chance_overlap"]
+
+#: What the gap's ROPE of 0.05 is: a convention of this toolkit, with its rationale (reports quote it).
+ROPE_CONVENTION = (
+    "ROPE +/-0.05 by convention, not an empirical norm: a gap under one answer in twenty is treated as negligible; "
+    "Kruschke (2018) asks for a ROPE set by what the field deems negligible, SC studies have no such norm yet, so "
+    "set --gap-rope to your own"
+)
 
 
 class Quantity(StrEnum):
@@ -85,7 +92,8 @@ ESTIMANDS: dict[Quantity, Estimand] = {
             "Reflection minus implicit SC",
             "SC_reflection - SC_implicit",
             0.0,
-            "below 0: the model disowns its own completions",
+            "below 0: the model endorses its own completions less than it produced them (disowning them is a "
+            "reflection SC below 0.5, Q5)",
             "",
         ),
         Estimand(
@@ -158,7 +166,8 @@ class Thresholds:
 
     Defaults and sources: ``icc`` 0.5 (below it reliability is poor, Koo & Li 2016); ``convergent_r`` 0.3 (a medium
     correlation, Cohen 1988; an interval wholly below it cannot support convergence); ``gap_rope`` 0.05 (the region
-    of practical equivalence around a zero gap on the SC scale, Kruschke 2018); ``retained_share`` 0.5 (the seed
+    of practical equivalence around a zero gap on the SC scale, Kruschke 2018; a convention, not an empirical norm,
+    :data:`ROPE_CONVENTION`); ``retained_share`` 0.5 (the seed
     critique's falsification test: a score that more than halves under the instruction is a controllable response);
     ``chance_margin`` 0.05 (an implicit SC whose interval overlaps 0.5 +/- this margin is at chance, so the retained
     share's denominator may be zero and R is not estimable); ``shift_limit`` 0.10 (an SC shift from candidate order,

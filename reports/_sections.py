@@ -161,7 +161,7 @@ def format_cell(value: object) -> str:
             return "-"
         if abs(value) >= 100:
             return f"{value:.1f}"
-        if abs(value) < 0.001:
+        if 0 < abs(value) < 0.001:
             return f"{value:.2g}"
         return f"{value:.3f}"
     if hasattr(value, "item") and not isinstance(value, str):  # numpy scalar

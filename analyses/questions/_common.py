@@ -73,10 +73,21 @@ def figure_row(
     )
 
 
+#: Below this a figure is floating-point noise around zero.
+_ROUNDING = 1e-12
+
+
 def figures_frame(rows: Iterable[dict[str, object]], **attrs: object) -> pd.DataFrame:
-    """The rows as a ``figures`` table with the fixed columns and the interval settings in ``attrs``."""
+    """The rows as a ``figures`` table with the fixed columns and the interval settings in ``attrs``.
+
+    Estimates and bounds within 1e-12 of zero are zero: that is the rounding of a difference of two equal shares
+    (e.g. -1.1e-16), and a report must print it as 0.00.
+    """
     frame = pd.DataFrame(list(rows), columns=FIGURE_COLUMNS)
     frame["n"] = frame["n"].astype(int)
+    for column in ("estimate", "ci_low", "ci_high"):
+        values = frame[column].astype(float)
+        frame[column] = values.mask(values.abs() < _ROUNDING, 0.0)
     frame.attrs.update(attrs)
     return frame
 

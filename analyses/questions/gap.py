@@ -18,7 +18,7 @@ from bias_validity.analyses.study import Study, sc_counts, sc_difference
 from bias_validity.analyses.summary import NOT_BALANCED
 from bias_validity.probes.schema import Method
 from bias_validity.psychometrics.contrasts import mover_difference
-from bias_validity.psychometrics.estimands import Quantity
+from bias_validity.psychometrics.estimands import ROPE_CONVENTION, Quantity, Thresholds
 from bias_validity.psychometrics.interval_kind import IntervalKind
 
 __all__ = ["NEGATIVE_GAP", "POSITIVE_GAP", "NO_GAP", "MILDER_CLAIM", "milder_verdict", "gap"]
@@ -263,5 +263,6 @@ def gap(
             else "item-cluster bootstrap intervals decide (no Bayesian fit given); Newcombe (these items) shown."
         )
         + (f" {unbalanced} cell(s): {NOT_BALANCED}." if unbalanced else "")
+        + (f" {ROPE_CONVENTION}." if rope == Thresholds.gap_rope else f" ROPE +/-{rope:g} as set.")
     )
     return QuestionResult.answer("Q4", verdict, summary, evidence, frame, table)

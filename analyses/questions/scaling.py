@@ -243,8 +243,10 @@ def scaling(
     -----
     :func:`bias_validity.psychometrics.bayes.scaling.scaling_identifiability` regresses each model's implicit SC on
     log parameters and log training tokens, adjusted for alignment where it varies, and calls the design
-    collinear past its :data:`COLLINEAR` limits (VIF 5, condition number 30, |slope correlation| 0.8; Belsley, Kuh
-    & Welsch 1980) or with fewer than four distinct (size, data) points. A predictor that takes one value, or
+    collinear past its :data:`COLLINEAR` limits (VIF 5, Kutner et al. 2005; |slope correlation| 0.8) or with fewer
+    than four distinct (size, data) points; the condition number (Belsley, Kuh & Welsch 1980) is shown, not
+    checked: for two centred predictors it is sqrt((1 + |r|) / (1 - |r|)), and its limit of 30 would fire only
+    past |r| = 0.9978, long after the VIF. A predictor that takes one value, or
     varies only between families, has no slope of its own: it is named as not identified, with the reason, and
     the other slope is estimated alone (within families where the one left out differs between them). Verdict:
     collinear -> NOT_SUPPORTED (size and data cannot be separated); else SUPPORTED; fewer than two models of the
