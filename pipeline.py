@@ -40,10 +40,11 @@ def report_study(
     fit : BayesFit, FitConfig, str or Path, optional
         A fit to use as it is; a :class:`~bias_validity.psychometrics.bayes.FitConfig` to fit the study now with
         those sampler settings (:func:`bias_validity.analyses.fit.fit_study`); the path of a saved fit (``fit.nc``),
-        read and checked to be a fit of exactly these answers; or None for a report on classical intervals only.
+        read and checked to be a fit of exactly these answers; or None for a report on classical intervals only. A
+        given or saved fit must have its HDIs at ``config.ci`` (ValueError otherwise, naming both levels).
     config : AnalysisConfig, optional
-        The analysis settings (:class:`bias_validity.analyses.config.AnalysisConfig`); also the fit's HDI mass and
-        chance margin when it fits now.
+        The analysis settings (:class:`bias_validity.analyses.config.AnalysisConfig`); its ``ci`` is also the fit's
+        HDI mass, and its chance margin the fit's, when it fits now.
     out : str, Path or sequence of them, optional
         Report files to write (``.html``, ``.md``, ``.json``, ``.csv``; :func:`bias_validity.reports.write_report`).
 
@@ -59,7 +60,7 @@ def report_study(
     >>> [q.question for q in report.questions]
     ['Q1', 'Q2', 'Q3', 'Q4', 'Q5', 'Q6']
     """
-    from bias_validity.analyses.fit import check_fit_matches, fit_study
+    from bias_validity.analyses.fit import check_fit_level, check_fit_matches, fit_study
     from bias_validity.psychometrics.bayes import FitConfig, load_fit
     from bias_validity.reports import write_report
 
@@ -70,6 +71,7 @@ def report_study(
     elif isinstance(fit, str | Path):
         saved = load_fit(fit)
         check_fit_matches(saved, study, fit_name=str(fit), responses_name=study.source)
+        check_fit_level(saved, config.ci, fit_name=str(fit))
         fit = saved
     report = build_report(study, fit, config)
     for path in [out] if isinstance(out, str | Path) else list(out or []):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from bias_validity.psychometrics.bayes.config import FitConfig
 from bias_validity.psychometrics.estimands import Thresholds
 
 __all__ = ["AnalysisConfig"]
@@ -20,9 +19,8 @@ class AnalysisConfig:
     Attributes
     ----------
     ci : float
-        Level of the classical intervals (Wilson, Newcombe, Fisher z, the item-cluster bootstraps).
-    hdi_prob : float
-        Mass of the posterior highest-density intervals (the fit's default, :class:`FitConfig`).
+        Level of every interval: the classical ones (Wilson, Newcombe, Fisher z, the item-cluster bootstraps) and
+        the posterior highest-density intervals (a fit made for this analysis has ``hdi_prob`` = ``ci``).
     n_resamples : int
         Resamples of every bootstrap (>= 100).
     seed : int
@@ -41,7 +39,6 @@ class AnalysisConfig:
     """
 
     ci: float = 0.95
-    hdi_prob: float = FitConfig.hdi_prob
     n_resamples: int = 2000
     seed: int = 0
     thresholds: Thresholds = field(default_factory=Thresholds)
@@ -49,8 +46,6 @@ class AnalysisConfig:
     def __post_init__(self) -> None:
         if isinstance(self.ci, bool) or not isinstance(self.ci, int | float) or not 0 < self.ci < 1:
             raise ValueError(f"ci must be a number strictly between 0 and 1 (e.g. 0.95), got {self.ci!r}")
-        if not 0 < self.hdi_prob < 1:
-            raise ValueError(f"hdi_prob must lie strictly between 0 and 1, got {self.hdi_prob!r}")
         if isinstance(self.n_resamples, bool) or not isinstance(self.n_resamples, int) or self.n_resamples < 100:
             raise ValueError(f"n_resamples must be an integer >= 100, got {self.n_resamples!r}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int):

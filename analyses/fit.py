@@ -25,12 +25,14 @@ nothing is filtered or recoded here. Mapping (an explicit, documented choice):
 
 The result is the one fit object of the toolkit, :class:`bias_validity.psychometrics.bayes.BayesFit`; a saved fit
 is read back with :func:`bias_validity.psychometrics.bayes.load_fit` and checked against a store's answers with
-:func:`check_fit_matches` before it is reused.
+:func:`check_fit_matches` before it is reused, and its HDI mass against the report's ``ci`` with
+:func:`check_fit_level`.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import TYPE_CHECKING
 
 import pandas as pd
@@ -49,6 +51,7 @@ __all__ = [
     "responses_to_cells",
     "fit_study",
     "check_fit_matches",
+    "check_fit_level",
 ]
 
 BINARY_METHODS: tuple[str, ...] = (Method.IMPLICIT.value, Method.ABLATED.value)
@@ -120,8 +123,9 @@ def fit_study(
     config : FitConfig, optional
         Sampler settings (:class:`bias_validity.psychometrics.bayes.FitConfig`; its defaults when omitted).
     analysis : AnalysisConfig, optional
-        The analysis the fit serves: its ``hdi_prob`` and ``thresholds.chance_margin`` replace the fit's own, so
-        the fit's intervals and its not-estimable retained shares follow the report's settings.
+        The analysis the fit serves: its ``ci`` (as the HDI mass) and ``thresholds.chance_margin`` replace the
+        fit's own ``hdi_prob`` and ``chance_margin``, so the fit's intervals and its not-estimable retained shares
+        follow the report's settings.
 
     Returns
     -------
@@ -141,9 +145,7 @@ def fit_study(
     study = as_study(study)
     config = FitConfig() if config is None else config
     if analysis is not None:
-        config = dataclasses.replace(
-            config, hdi_prob=analysis.hdi_prob, chance_margin=analysis.thresholds.chance_margin
-        )
+        config = dataclasses.replace(config, hdi_prob=analysis.ci, chance_margin=analysis.thresholds.chance_margin)
     cells = study.cells
     if all(len(v) == 0 for v in cells.values()):
         raise ValueError("no ok answers with a stance or score to fit; check the status column of the responses")
@@ -192,6 +194,35 @@ def check_fit_matches(fit: BayesFit, study: Study | pd.DataFrame, *, fit_name: s
                 f"{len(fitted)} in the fit, {len(current)} now, {len(fitted ^ current)} differ); fit "
                 "again"
             )
+
+
+def check_fit_level(fit: BayesFit, ci: float, *, fit_name: str = "the fit") -> None:
+    """Raise ValueError unless ``fit``'s HDIs are intervals at the level ``ci`` (within :func:`math.isclose`).
+
+    One report shows every interval at one level, so a fit whose HDIs were computed at another mass (its
+    ``quantities.attrs["hdi_prob"]``) is refused rather than shown beside classical intervals at ``ci``. A fit
+    whose quantities record no HDI mass is taken as it is.
+
+    Examples
+    --------
+    >>> from bias_validity.psychometrics.bayes import BayesFit
+    >>> quantities = pd.DataFrame()
+    >>> quantities.attrs["hdi_prob"] = 0.94
+    >>> fit = BayesFit(idata=None, design=None, quantities=quantities, quantity_diagnostics=pd.DataFrame(),
+    ...                diagnostics={})
+    >>> check_fit_level(fit, 0.94, fit_name="fit.nc")  # the same level: no error
+    >>> check_fit_level(fit, 0.95, fit_name="fit.nc")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: fit.nc: its HDIs are 94% intervals but the report's ci is 0.95; fit again with --ci 0.95 or report ...
+    """
+    level = getattr(fit, "quantities", pd.DataFrame()).attrs.get("hdi_prob")
+    if level is None or math.isclose(float(level), float(ci)):
+        return
+    raise ValueError(
+        f"{fit_name}: its HDIs are {float(level) * 100:g}% intervals but the report's ci is {ci:g}; fit again with "
+        f"--ci {ci:g} or report with --ci {float(level):g}"
+    )
 
 
 def _rows(frame: pd.DataFrame) -> set[tuple]:

@@ -8,6 +8,7 @@ import pandas as pd
 
 from bias_validity import package_versions
 from bias_validity.analyses.config import AnalysisConfig
+from bias_validity.analyses.fit import check_fit_level
 from bias_validity.analyses.questions import mtmm_tables
 from bias_validity.analyses.registry import Question, registered_questions
 from bias_validity.analyses.result import QuestionResult, ValidityReport, Verdict
@@ -103,9 +104,10 @@ def build_report(
         The Bayesian fit (:func:`bias_validity.analyses.fit.fit_study`): its ``quantities`` (derived quantities:
         ``quantity``, ``model``, ``dimension``, ``method``, ``mean``, ``hdi_low``, ``hdi_high``, ``p_direction``),
         ``diagnostics`` (``max_rhat``, ``min_ess_bulk``, ``min_ess_tail``, ``divergences``, ``passed``) and ``ppc``.
-        Without it the report rests on the classical intervals.
+        Without it the report rests on the classical intervals. Its HDIs must be intervals at ``config.ci``
+        (:func:`bias_validity.analyses.fit.check_fit_level`; ValueError otherwise).
     config : AnalysisConfig, optional
-        Interval level, HDI mass, resamples, seed and verdict thresholds
+        Interval level (of the classical intervals and the HDIs), resamples, seed and verdict thresholds
         (:class:`bias_validity.analyses.config.AnalysisConfig`); every question and table reads them, and the
         report's provenance records them.
 
@@ -141,6 +143,8 @@ def build_report(
     if study.responses.empty:
         raise ValueError(f"build_report: {study.source} holds no answers; collect or import answers first")
     posterior, diagnostics = _fit_parts(fit)
+    if fit is not None:
+        check_fit_level(fit, config.ci)
     questions = [_ask(question, study, posterior, config) for question in registered_questions()]
     extra = mtmm_tables(study, config)
     balance = study.acquiescence(config)

@@ -67,8 +67,9 @@ def add_fit_arguments(p: argparse.ArgumentParser, *, seed_help: str = "sampler s
 
 
 def fit_config(args: argparse.Namespace) -> FitConfig:
-    """The :class:`FitConfig` the parsed sampler options describe (its HDI mass and chance margin come from the
-    analysis, :func:`analysis_config`, when the fit is made by :func:`bias_validity.analyses.fit.fit_study`)."""
+    """The :class:`FitConfig` the parsed sampler options describe (its HDI mass, the analysis's ``ci``, and its
+    chance margin come from the analysis, :func:`analysis_config`, when the fit is made by
+    :func:`bias_validity.analyses.fit.fit_study`)."""
     return FitConfig(
         sampler=args.sampler,
         draws=args.draws,
@@ -80,45 +81,43 @@ def fit_config(args: argparse.Namespace) -> FitConfig:
     )
 
 
-# --- The analysis: interval level, HDI mass, resamples, seed and verdict thresholds. ---
+# --- The analysis: interval level (classical intervals and HDIs), resamples, seed and verdict thresholds. ---
 
 
 @functools.cache
 def analysis_defaults() -> dict[str, object]:
     """The defaults of :class:`bias_validity.analyses.config.AnalysisConfig`'s scalar fields, by name.
 
-    Read from the class's source with :mod:`ast` when every default there is a literal, because importing the
-    module loads pandas (through ``psychometrics._checks``) and ``--help`` must not; otherwise from the class.
-    ``hdi_prob`` is :attr:`FitConfig.hdi_prob` and the thresholds are :class:`Thresholds`, both light.
+    Read from the class, whose module imports neither pandas nor PyMC, so ``--help`` stays light; so is
+    :class:`Thresholds`. ``ci`` is also the mass of the posterior HDIs.
     """
     from bias_validity.analyses.config import AnalysisConfig  # light: imports neither pandas nor PyMC
 
-    found = {name: getattr(AnalysisConfig, name) for name in ("ci", "n_resamples", "seed")}
-    return {**found, "hdi_prob": FitConfig.hdi_prob}
+    return {name: getattr(AnalysisConfig, name) for name in ("ci", "n_resamples", "seed")}
+
+
+#: What ``--ci`` sets, by the intervals a command shows (:func:`add_analysis_arguments`).
+_CI_HELP = {
+    "classical": "level of the classical intervals: Wilson, Newcombe, Fisher z, bootstraps",
+    "posterior": "mass of the posterior highest-density intervals; report the saved fit at the same --ci",
+    "both": "level of every interval: the classical ones (Wilson, Newcombe, Fisher z, bootstraps) and the "
+    "posterior highest-density intervals",
+}
 
 
 def add_analysis_arguments(
-    p: argparse.ArgumentParser, *, ci: bool = True, hdi_prob: bool = True, n_resamples: bool = True, seed: bool = True
+    p: argparse.ArgumentParser, *, ci: str | None = "both", n_resamples: bool = True, seed: bool = True
 ) -> None:
-    """The analysis options a command takes: ``--ci``, ``--hdi-prob``, ``--n-resamples`` and ``--seed``
-    (defaults: :class:`bias_validity.analyses.config.AnalysisConfig`). A command with the sampler options
-    (:func:`add_fit_arguments`) has its ``--seed`` already, which seeds the bootstraps too."""
+    """The analysis options a command takes: ``--ci``, ``--n-resamples`` and ``--seed`` (defaults:
+    :class:`bias_validity.analyses.config.AnalysisConfig`). ``ci`` names the intervals the command shows, which
+    ``--ci`` sets (``"classical"``, ``"posterior"`` or ``"both"``; None: no ``--ci``). A command with the sampler
+    options (:func:`add_fit_arguments`) has its ``--seed`` already, which seeds the bootstraps too."""
     d = analysis_defaults()
     group = p.add_argument_group("analysis")
-    if ci:
-        group.add_argument(
-            "--ci",
-            type=float,
-            default=d["ci"],
-            help=f"level of the classical intervals: Wilson, Newcombe, Fisher z, bootstraps (default {d['ci']:g})",
-        )
-    if hdi_prob:
-        group.add_argument(
-            "--hdi-prob",
-            type=float,
-            default=d["hdi_prob"],
-            help=f"mass of the posterior highest-density intervals (default {d['hdi_prob']:g})",
-        )
+    if ci is not None:
+        if ci not in _CI_HELP:
+            raise ValueError(f"ci must be one of {', '.join(_CI_HELP)} or None, got {ci!r}")
+        group.add_argument("--ci", type=float, default=d["ci"], help=f"{_CI_HELP[ci]} (default {d['ci']:g})")
     if n_resamples:
         group.add_argument(
             "--n-resamples",
@@ -160,7 +159,6 @@ def analysis_config(args: argparse.Namespace) -> AnalysisConfig:
     d = analysis_defaults()
     return AnalysisConfig(
         ci=getattr(args, "ci", d["ci"]),
-        hdi_prob=getattr(args, "hdi_prob", d["hdi_prob"]),
         n_resamples=getattr(args, "n_resamples", d["n_resamples"]),
         seed=getattr(args, "seed", d["seed"]),
         thresholds=thresholds_from(args),

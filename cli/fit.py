@@ -33,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--models-file", help="CSV/JSON of model metadata, for base-vs-tuned contrasts")
     p.add_argument("--quiet", action="store_true", help="no sampling progress lines on stderr")
     add_fit_arguments(p)
-    add_analysis_arguments(p, ci=False, n_resamples=False, seed=False)
+    add_analysis_arguments(p, ci="posterior", n_resamples=False, seed=False)
     add_threshold_arguments(p, names=("chance_margin",))
     add_run_argument(p)
     p.set_defaults(func=run)

@@ -35,7 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     group = p.add_mutually_exclusive_group()
     group.add_argument(
         "--fit",
-        help="a saved fit (fit.nc from bias-validity fit --out) of this store's answers, "
+        help="a saved fit (fit.nc from bias-validity fit --out) of this store's answers, fitted at the same --ci, "
         "reused instead of sampling again",
     )
     group.add_argument("--no-fit", action="store_true", help="report without the Bayesian model (classical intervals)")

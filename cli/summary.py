@@ -18,7 +18,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("store", help=SOURCE_HELP)
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
     add_run_argument(p)
-    add_analysis_arguments(p, hdi_prob=False)
+    add_analysis_arguments(p, ci="classical")
     p.set_defaults(func=run)
 
 

@@ -48,7 +48,7 @@ def fitted(store):
                 "2",
                 "--max-draws",
                 "60",
-                "--hdi-prob",
+                "--ci",
                 "0.9",
                 "--chance-margin",
                 "0.1",
@@ -65,6 +65,19 @@ def test_fit_flags_set_the_hdi_mass_and_chance_margin_of_the_saved_fit(fitted):
     assert fit.quantities.attrs["chance_margin"] == 0.1 and fit.config.chance_margin == 0.1
     reasons = fit.quantities.loc[~fit.quantities["estimable"], "reason"]
     assert all("0.5 +/- 0.1" in r for r in reasons)
+
+
+def test_report_refuses_a_saved_fit_at_another_ci_with_exit_status_2(store, fitted, tmp_path, capsys):
+    path = fitted[3]
+    out = tmp_path / "r.md"
+    assert main(["report", str(store), "--fit", str(path), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and not out.exists()
+    assert f"{path}: its HDIs are 90% intervals but the report's ci is 0.95; fit again with --ci 0.95" in err
+    assert err.rstrip().endswith("or report with --ci 0.9")
+    args = ["report", str(store), "--fit", str(path), "--out", str(out), "--ci", "0.9", "--n-resamples", "200"]
+    assert main(args) == 1  # the saved fit failed its gate; the report is written at the fit's level
+    assert out.stat().st_size > 0
 
 
 def test_fit_json_reports_a_failed_gate_with_exit_status_1(fitted):

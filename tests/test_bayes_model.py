@@ -70,7 +70,7 @@ def test_fit_passes_the_gate_and_recovers_scs(study, fitted):
     got = sc.merge(sim["truth"], on=["model", "dimension", "method"])
     assert len(got) == len(sim["truth"]) == 12
     inside = ((got["hdi_low"] <= got["sc"]) & (got["sc"] <= got["hdi_high"])).mean()
-    assert inside >= 0.75, got  # 94% intervals; 12 groups, P(fewer than 9 inside | calibrated) < 0.02
+    assert inside >= 0.75, got  # 95% intervals; 12 groups, P(fewer than 9 inside | calibrated) < 0.02
     assert np.abs(got["mean"] - got["sc"]).max() < 0.12
     assert np.corrcoef(got["mean"], got["sc"])[0, 1] > 0.9
 
@@ -110,7 +110,7 @@ def test_result_shape_and_status_rates(study, fitted):
         "identified",
     ]
     assert list(fitted.quantities.columns) == cols
-    assert fitted.quantities.attrs["hdi_prob"] == 0.94
+    assert fitted.quantities.attrs["hdi_prob"] == 0.95
     # acquiescence where the explicit statements were asked in both polarities (a reversed order beside a plain one)
     both = study[1].loc[study[1]["method"] == "explicit", "order"].map(is_reversed).nunique() == 2
     assert set(fitted.quantities["quantity"]) == {

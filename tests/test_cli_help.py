@@ -62,10 +62,11 @@ def _flags(command: str) -> set[str]:
 
 
 def test_each_command_takes_the_analysis_flags_it_uses():
-    analysis = {"--ci", "--hdi-prob", "--n-resamples", "--seed"}
+    analysis = {"--ci", "--n-resamples", "--seed"}
     assert analysis | {"--gap-rope", "--chance-margin"} <= _flags("report")
     assert analysis & _flags("summary") == {"--ci", "--n-resamples", "--seed"}
-    assert {"--hdi-prob", "--chance-margin", "--seed"} <= _flags("fit") and "--ci" not in _flags("fit")
+    assert {"--ci", "--chance-margin", "--seed"} <= _flags("fit") and "--n-resamples" not in _flags("fit")
+    assert not any("hdi" in flag for command in ("report", "fit", "summary") for flag in _flags(command))
 
 
 def test_analysis_flags_default_to_the_analysis_config_and_build_it():
@@ -74,11 +75,11 @@ def test_analysis_flags_default_to_the_analysis_config_and_build_it():
     from bias_validity.psychometrics.estimands import Thresholds
 
     defaults = AnalysisConfig()
-    assert analysis_defaults() == {k: getattr(defaults, k) for k in ("ci", "n_resamples", "seed", "hdi_prob")}
+    assert analysis_defaults() == {k: getattr(defaults, k) for k in ("ci", "n_resamples", "seed")}
     parser = build_parser()
     for argv in (["report", "s.sqlite", "--out", "r.md"], ["summary", "s.sqlite"], ["fit", "s.sqlite"]):
         assert analysis_config(parser.parse_args(argv)) == defaults, argv
-    argv = ["report", "s.sqlite", "--out", "r.md", "--ci", "0.9", "--hdi-prob", "0.8", "--n-resamples", "500"]
+    argv = ["report", "s.sqlite", "--out", "r.md", "--ci", "0.9", "--n-resamples", "500"]
     args = parser.parse_args([*argv, "--seed", "3", "--chance-margin", "0.1"])
-    expected = AnalysisConfig(ci=0.9, hdi_prob=0.8, n_resamples=500, seed=3, thresholds=Thresholds(chance_margin=0.1))
+    expected = AnalysisConfig(ci=0.9, n_resamples=500, seed=3, thresholds=Thresholds(chance_margin=0.1))
     assert analysis_config(args) == expected and fit_config(args).seed == 3  # one seed: bootstraps and sampler

@@ -83,4 +83,4 @@ def test_report_study_of_a_table_answers_the_six_questions(sources, tmp_path):
     assert [q.question for q in report.questions] == ["Q1", "Q2", "Q3", "Q4", "Q5", "Q6"]
     assert report.posterior is None and (tmp_path / "report.md").stat().st_size > 0
     assert isinstance(bv.as_study(bv.simulate_responses(dimensions=["age"], seed=0)), bv.Study)
-    assert bv.AnalysisConfig().hdi_prob == bv.FitConfig().hdi_prob
+    assert bv.AnalysisConfig().ci == bv.FitConfig().hdi_prob

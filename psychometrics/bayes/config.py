@@ -57,7 +57,7 @@ class FitConfig:
     draws: int = 1000  #: posterior draws per chain
     max_draws: int | None = 16000  #: most draws per chain a retry may use; None fits once
     target_accept: float = TARGET_ACCEPT_STEPS[0]  #: NUTS's target acceptance rate (step-size adaptation)
-    hdi_prob: float = 0.94  #: mass of the highest-density intervals
+    hdi_prob: float = 0.95  #: mass of the highest-density intervals (AnalysisConfig.ci's default)
     #: an implicit new-item SC whose HDI overlaps 0.5 +/- this margin leaves the retained share not estimable
     chance_margin: float = Thresholds.chance_margin
     seed: int = 0

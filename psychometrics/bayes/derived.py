@@ -241,7 +241,7 @@ def summarise(
     labels: pd.DataFrame,
     draws: np.ndarray,
     *,
-    hdi_prob: float = 0.94,
+    hdi_prob: float = 0.95,
     chance_margin: float = Thresholds.chance_margin,
     implicit: str = "implicit",
 ) -> pd.DataFrame:
