@@ -136,7 +136,7 @@ def build_report(
     >>> from bias_validity.simulate import simulate_responses
     >>> rep = build_report(simulate_responses(seed=0))
     >>> [(q.question, q.verdict.value) for q in rep.questions][:3]
-    [('Q1', 'not supported'), ('Q2', 'supported'), ('Q3', 'inconclusive')]
+    [('Q1', 'inconclusive'), ('Q2', 'supported'), ('Q3', 'inconclusive')]
     """
     study = as_study(study)
     config = AnalysisConfig() if config is None else config
