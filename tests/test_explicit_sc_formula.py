@@ -92,7 +92,7 @@ def table() -> pd.DataFrame:
 
 
 def test_sc_table_gives_the_yea_sayer_the_declared_formula(table):
-    """Before: pooled k/n 0.73 [0.69, 0.76] (items 0.72 [0.69, 0.75]); after: 0.50, both intervals cover 0.5."""
+    """The yea-sayer's explicit SC is 0.5 by the formula (its pooled k/n is about 0.73); both intervals cover 0.5."""
     row = sc_table(table, CONFIG).set_index("method").loc["explicit"]
     assert row["sc"] == pytest.approx(0.5, abs=0.05)
     assert row["ci_low"] < 0.5 < row["ci_high"]
@@ -103,7 +103,7 @@ def test_sc_table_gives_the_yea_sayer_the_declared_formula(table):
 
 
 def test_consistent_counts_gives_the_formula_for_likert_rows_and_k_over_n_otherwise(table):
-    """Before: consistent_counts' sc of the explicit rows 0.73; after 0.50 (implicit rows stay k / n)."""
+    """consistent_counts gives the formula's 0.50 for the explicit rows (pooled k/n: 0.73); implicit rows stay k / n."""
     explicit = table[(table["method"] == "explicit") & table["consistent"].notna()]
     implicit = table[table["method"] == "implicit"]
     got = consistent_counts(explicit, ["model"]).iloc[0]
@@ -125,7 +125,7 @@ def test_a_one_polarity_group_is_labelled_and_is_that_one_rate(table):
 
 
 def test_gap_finds_no_positive_gap_for_the_yea_sayer_against_an_implicit_sc_of_a_half(table):
-    """Before: 'credible positive gap', 0.23 [0.18, 0.28]; after: gap 0.00, its interval spans 0 (no credible gap)."""
+    """Against an implicit SC of 0.5 the yea-sayer's gap is about 0 and its interval spans 0: no credible gap."""
     res = gap(table, config=CONFIG)
     row = res.verdicts.iloc[0]
     assert row["finding"] != POSITIVE_GAP
@@ -136,8 +136,8 @@ def test_gap_finds_no_positive_gap_for_the_yea_sayer_against_an_implicit_sc_of_a
 
 
 def test_the_sc_intervals_cover_the_formula_value_in_most_seeds():
-    """Before: the Wilson and item intervals of the pooled share miss 0.5 in every seed (0/6); after: 6/6 and
-    5/6 (over 40 seeds: 0.975 and 0.925 at a nominal 0.95)."""
+    """The Wilson-based and item intervals of the SC cover the formula's 0.5 in most seeds (over 40 seeds: 0.975 and
+    0.925 at a nominal 0.95); those of the pooled share would miss it in every seed."""
     seeds = range(6)
     covered = {"ci": 0, "item": 0}
     for seed in seeds:
@@ -149,8 +149,8 @@ def test_the_sc_intervals_cover_the_formula_value_in_most_seeds():
 
 
 def test_reflection_weighs_the_two_kinds_of_shown_completion_equally():
-    """Implicit SC 0.9, a yea-sayer shown its own answers. Before: 'endorses', 0.85 [0.81, 0.88] (Wilson, the
-    ratings pooled, so weighted by the implicit SC); after: 0.50 with an item-cluster interval that spans 0.5."""
+    """Implicit SC 0.9, a yea-sayer shown its own answers: reflection SC 0.50 with an item-cluster interval that
+    spans 0.5, never 'endorses' (pooling the ratings would weight them by the implicit SC and give about 0.85)."""
     t = yea_sayer(implicit_sc=0.9, reflection_rows=True, reflection_midpoint=0.3, seed=1)
     res = reflection(t, config=CONFIG)
     pooled = res.verdicts.set_index("dimension").loc["all"]
@@ -165,7 +165,7 @@ def test_reflection_weighs_the_two_kinds_of_shown_completion_equally():
 
 
 def test_reflection_interval_covers_the_formula_value_in_most_seeds():
-    """Before: Wilson around the pooled share (about 0.85) misses 0.5 in every seed; after: covers it."""
+    """The reflection SC's interval covers the formula's 0.5 (the pooled share, about 0.85, lies far from it)."""
     hits = 0
     for seed in range(8):  # the interval covers 0.9 of the time over 40 seeds at a nominal 0.95
         t = yea_sayer(implicit_sc=0.9, reflection_rows=True, n_items=15, reps=2, seed=10 + seed)

@@ -95,7 +95,7 @@ def test_the_first_listed_responder_is_position_bias_never_reliable():
         assert (cells["ci_low"] < 0.9).all() and (cells["ci_high"] > 0.9).all() and (cells["ci_low"] > 0.1).all()
         figures = res.figures.query("dimension == 'age'").set_index("measure")
         assert abs(figures.loc["position_bias", "estimate"]) < 0.05  # candidate order alone sees nothing
-        # the item ICC on order-averaged item SCs no longer mistakes the order pattern for stable items
+        # the item ICC on order-averaged item SCs does not mistake the order pattern for stable items
         assert figures.loc["test_retest", "ci_low"] < 0.5
         assert res.verdict is Verdict.NOT_SUPPORTED and "reliable" not in set(cells["finding"])
 

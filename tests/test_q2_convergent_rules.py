@@ -3,7 +3,7 @@
 - The floor is checked before zero: an interval above 0 but wholly below ``convergent_r`` (0.3), e.g.
   [0.05, 0.20], is "not convergent", whether it comes from the latent posterior or from the item correlations.
 - The classical correlations are within dimension, as the latent one is: dimension means that differ on both
-  methods, with items uncorrelated within each dimension, no longer make the measures "convergent"; items that
+  methods, with items uncorrelated within each dimension, do not make the measures "convergent"; items that
   correlate within dimension still do.
 - Q2 reads only Fisher-z intervals and runs no bootstrap.
 """
@@ -77,7 +77,7 @@ def _deciding(result):
 
 @pytest.mark.parametrize("low, high", [(0.05, 0.20), (0.01, 0.29)])
 def test_a_latent_interval_above_zero_but_below_the_floor_is_not_convergent(low, high):
-    """Before: [0.05, 0.20] was 'supported' (low > 0 was checked first); after: wholly below 0.3 -> not convergent."""
+    """An interval above 0 but wholly below the floor of 0.3 is 'not convergent': the floor is checked first."""
     t = simulate_responses(dimensions=["age"], n_items=6, seed=2)
     post = pd.DataFrame(
         [
@@ -100,7 +100,7 @@ def test_a_latent_interval_above_zero_but_below_the_floor_is_not_convergent(low,
 
 
 def test_the_floor_is_read_from_the_config():
-    """The same interval [0.05, 0.20] against a floor of 0.1: no longer wholly below it, above 0 -> convergent."""
+    """The same interval [0.05, 0.20] against a floor of 0.1: not wholly below it, above 0 -> convergent."""
     from bias_validity.psychometrics.estimands import Thresholds
 
     t = simulate_responses(dimensions=["age"], n_items=6, seed=2)
@@ -113,7 +113,7 @@ def test_the_floor_is_read_from_the_config():
 
 def test_a_small_true_item_correlation_whose_interval_is_above_zero_is_not_convergent():
     """One dimension, 400 items, true logprob~item-effect correlation 0.2 (observed Spearman lower: the implicit SC
-    is noisy): the Fisher-z interval lies above 0 and below 0.3. Before: 'supported'; after: 'not supported'."""
+    is noisy): the Fisher-z interval lies above 0 and below 0.3, so the verdict is 'not supported'."""
     res = convergent(_study(within_r=0.2, n_items=400, seed=3, means={"age": 0.0}, reps=3))
     r = _deciding(res)
     assert 0 < r["ci_low"] and r["ci_high"] < 0.3  # the case the rule order decides
@@ -124,9 +124,9 @@ def test_a_small_true_item_correlation_whose_interval_is_above_zero_is_not_conve
 
 
 def test_dimension_means_alone_do_not_make_a_measure_convergent():
-    """Items uncorrelated within each dimension, dimension means far apart on both methods. Before: the pooled
-    Spearman r was ~0.8 and Q2 'supported' in every seed; after: the within-dimension r is ~0, never convergent,
-    and 'not convergent' (interval wholly below 0.3) in most seeds."""
+    """Items uncorrelated within each dimension, dimension means far apart on both methods: the pooled Spearman r
+    is high, the within-dimension r is ~0, never convergent, and 'not convergent' (interval wholly below 0.3) in
+    most seeds."""
     findings = []
     for seed in SEEDS:
         t = _study(within_r=0.0, n_items=50, seed=seed)

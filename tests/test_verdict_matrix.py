@@ -37,7 +37,7 @@ def _q(report, question):
 def test_the_study_line_keeps_each_models_finding(mixed):
     q1 = _q(mixed, "Q1")
     assert q1.verdict is Verdict.INCONCLUSIVE  # the study-level conjunction ...
-    # ... no longer hides that one model is reliable in every dimension
+    # ... does not hide that one model is reliable in every dimension
     assert "reliable in 3/3 dimensions for sim:steady" in q1.summary
     # a coin flip's SC does not move; 64 answers a form cannot show it within +/-0.10
     assert "inconclusive in 3/3 dimensions for sim:coin" in q1.summary
