@@ -12,7 +12,7 @@ from bias_validity.analyses.fit import check_fit_level
 from bias_validity.analyses.questions import mtmm_tables
 from bias_validity.analyses.registry import Question, registered_questions
 from bias_validity.analyses.result import QuestionResult, ValidityReport, Verdict
-from bias_validity.analyses.study import Study, as_study
+from bias_validity.analyses.study import Study, as_study, item_keys
 from bias_validity.probes.schema import Status
 from bias_validity.psychometrics.bayes.ppc import share_outside
 from bias_validity.psychometrics.errors import NotEstimable
@@ -72,7 +72,7 @@ def _provenance(study: Study) -> dict:
         "dimensions": sorted(responses["dimension"].astype(str).unique()),
         "methods": sorted(responses["method"].astype(str).unique()),
         "templates": int(responses["template_id"].nunique()),
-        "items": int(responses["item_id"].nunique()),
+        "items": int(item_keys(responses).nunique()),
         "sessions": sorted(int(s) for s in responses["session"].dropna().unique()),
     }
     out: dict[str, object] = {"models": sorted(responses["model"].astype(str).unique()), "design": design}

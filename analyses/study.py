@@ -50,6 +50,7 @@ __all__ = [
     "Study",
     "as_study",
     "read_study",
+    "item_keys",
     "sc_counts",
     "sc_statistic",
     "sc_cluster_counts",
@@ -364,6 +365,19 @@ def read_study(
     return study
 
 
+def item_keys(rows: pd.DataFrame) -> pd.Series:
+    """Each row's item as ``"dimension/item_id"`` (the item id alone in a table without ``dimension``): an item is
+    a (dimension, item id) pair, so an id asked under two dimensions is two items.
+
+    Examples
+    --------
+    >>> item_keys(pd.DataFrame({"dimension": ["age", "race"], "item_id": ["item-01", "item-01"]})).tolist()
+    ['age/item-01', 'race/item-01']
+    """
+    items = rows["item_id"].astype(str)
+    return rows["dimension"].astype(str) + "/" + items if "dimension" in rows.columns else items
+
+
 # --- the SC: one definition for every table and question -----------------------------------------------------------
 
 
@@ -375,9 +389,7 @@ def _sc_frame(rows: pd.DataFrame, outcome: str, arm: str | None = None, by: list
         else np.zeros(len(rows), dtype=bool)
     )
     flipped = rows["order"].map(is_reversed).to_numpy(dtype=bool) if len(rows) else np.zeros(0, dtype=bool)
-    cluster = rows["item_id"].astype(str)
-    if "dimension" in rows.columns:
-        cluster = rows["dimension"].astype(str) + "/" + cluster
+    cluster = item_keys(rows)
     frame = pd.DataFrame(
         {
             "y": rows[outcome].astype(float).to_numpy(),
@@ -551,7 +563,7 @@ def sc_counts(
         out = pd.concat([out, _sc_these_items(out, ci)], axis=1)
     if config is not None:
         found = [
-            (grp["item_id"].nunique(), *sc_interval(grp, config, outcome=outcome))
+            (item_keys(grp).nunique(), *sc_interval(grp, config, outcome=outcome))
             for _, grp in rows.groupby(by, observed=True)
         ]
         items, _, low, high, why = (list(col) for col in zip(*found, strict=True))

@@ -23,7 +23,7 @@ from bias_validity.analyses.result import (
     figure_text,
     verdict_table,
 )
-from bias_validity.analyses.study import Study, as_study
+from bias_validity.analyses.study import Study, as_study, item_keys
 from bias_validity.probes.schema import Method
 from bias_validity.psychometrics.bayes.identification import NOT_IDENTIFIED
 from bias_validity.psychometrics.estimands import Quantity
@@ -34,6 +34,8 @@ from bias_validity.psychometrics.validity import convergent_validity
 
 _DECIDES = "decides"
 _SHOWN = "shown, not counted"
+#: Column of the units correlated over: the item as dimension/item_id (an id asked under two dimensions is two items)
+_UNIT = "_item"
 
 __all__ = [
     "DECIDING_PAIRS",
@@ -223,8 +225,9 @@ def convergent(
 
     Notes
     -----
-    Per model, the :func:`item_scores` are correlated across items within dimension, as the latent correlation
-    is: by :func:`bias_validity.psychometrics.validity.convergent_validity` with ``groups="dimension"``, the pooled
+    Per model, the :func:`item_scores` are correlated across items (dimension x item id pairs: an id asked under
+    two dimensions is two items) within dimension, as the latent correlation is: by
+    :func:`bias_validity.psychometrics.validity.convergent_validity` with ``groups="dimension"``, the pooled
     within-dimension Spearman correlation (each method's scores ranked and centred within each dimension, then
     correlated over all the model's items; Bland & Altman 1995 [3]_), so differences between the dimensions' mean
     scores alone do not make a measure convergent. Its Fisher-z interval (Fieller, Hartley & Pearson variance)
@@ -262,6 +265,7 @@ def convergent(
     study, posterior, config = prepare(study, posterior, config, "convergent")
     floor = config.thresholds.convergent_r
     scores = study.item_scores
+    scores = scores.assign(**{_UNIT: item_keys(scores)})
     latent = posterior_rows(posterior, Quantity.LATENT_CORRELATION.value)
     identified = latent["identified"].astype(bool) if "identified" in latent else pd.Series(True, latent.index)
     rows, verdicts, cells = [], [], []
@@ -271,7 +275,7 @@ def convergent(
             if not identified.any():
                 cells.append(_not_estimable(model, methods))
             continue
-        wide = group.pivot_table(index="item_id", columns="method", values="score").notna()
+        wide = group.pivot_table(index=_UNIT, columns="method", values="score").notna()
         paired = [(wide[a] & wide[b]).sum() for i, a in enumerate(wide.columns) for b in wide.columns[i + 1 :]]
         if min(paired, default=0) < 3:  # a correlation needs three items scored by both methods of every pair
             if not identified.any():
@@ -279,7 +283,7 @@ def convergent(
             continue
         pairs = convergent_validity(
             group,
-            units="item_id",
+            units=_UNIT,
             methods="method",
             scores="score",
             method="spearman",
@@ -351,7 +355,7 @@ def convergent(
         fig = figure_text(best["estimate"], best["ci_low"], best["ci_high"], missing="")
         summary += f" The highest deciding correlation is r = {fig} ({best['measure']}, {best['model']})."
     evidence = (
-        f"Item-level scores of {scores['item_id'].nunique()} items ({len(scores)} model x method x item scores); "
+        f"Item-level scores of {scores[_UNIT].nunique()} items ({len(scores)} model x method x item scores); "
         "pooled within-dimension Spearman correlations (scores ranked and centred per model x dimension) with "
         "Fisher-z intervals on n - g + 1 (n items, g dimensions), no bootstrap"
         + (

@@ -22,7 +22,7 @@ from bias_validity.analyses.result import (
     figure_text,
     verdict_table,
 )
-from bias_validity.analyses.study import Study, sc_counts, sc_difference, sc_interval
+from bias_validity.analyses.study import Study, item_keys, sc_counts, sc_difference, sc_interval
 from bias_validity.analyses.summary import NOT_BALANCED
 from bias_validity.probes.schema import Method, is_reversed
 from bias_validity.psychometrics.interval_kind import IntervalKind
@@ -131,7 +131,7 @@ def reflection(
             "Reflection needs a chat model and stereotype-consistent implicit answers to show it; none were stored.",
         )
     explicit = study.answers(Method.EXPLICIT)
-    explicit = explicit[explicit["item_id"].isin(set(own["item_id"]))]
+    explicit = explicit[item_keys(explicit).isin(set(item_keys(own)))]
     balanced = bool(own["order"].map(is_reversed).any())
     rows, cells = [], []
     for by, label in ((["model", "dimension"], None), (["model"], ALL_DIMENSIONS)):
@@ -164,7 +164,7 @@ def reflection(
         f"{describe_verdicts(table[table['dimension'] != ALL_DIMENSIONS])}."
     )
     evidence = (
-        f"{len(own)} ok reflection answers on {own['item_id'].nunique()} items, {len(explicit)} ok explicit answers "
+        f"{len(own)} ok reflection answers on {item_keys(own).nunique()} items, {len(explicit)} ok explicit answers "
         "on the same items; item-cluster bootstrap intervals for the reflection SC (the two kinds of shown "
         "completion weighed equally) and its difference from the explicit SC"
         + ("" if balanced else f"; {NOT_BALANCED}")

@@ -35,7 +35,7 @@ from bias_validity.analyses.result import (
     figure_text,
     verdict_table,
 )
-from bias_validity.analyses.study import Study
+from bias_validity.analyses.study import Study, item_keys
 from bias_validity.probes.schema import ATTRIBUTE_ORDERS, CANDIDATE_ORDERS, Method, candidate_order
 from bias_validity.psychometrics.clustered import MIN_CLUSTERS
 from bias_validity.psychometrics.forms import form_agreement, form_shifts
@@ -296,8 +296,9 @@ def _sessions(cells: pd.DataFrame, model: str, dim: str, ci: float, limit: float
 
 
 def _orders(rows: pd.DataFrame, model: str, dim: str, ci: float, limit: float) -> tuple[list[dict], list[_Check]]:
-    """Candidate order, attribute order and their interaction: SC shifts that can only fail the cell."""
-    labelled = _with_order_labels(rows)
+    """Candidate order, attribute order and their interaction: SC shifts that can only fail the cell, clustered by
+    item (dimension x item id: answers pooled over dimensions keep an id asked under two dimensions apart)."""
+    labelled = _with_order_labels(rows.assign(item_id=item_keys(rows)))
     figures, checks = [], []
     for measure, column, what in _ORDER_CONTRASTS:
         name = f"position bias ({what})" if measure != "position_bias" else "position bias"

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-__all__ = ["Columns", "DEFAULT_COLUMNS", "Design", "index_design"]
+__all__ = ["Columns", "DEFAULT_COLUMNS", "Design", "index_design", "item_labels"]
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,8 @@ class Design:
 
     columns: Columns
     methods: list[str]  #: all methods, in the order of the item-effect correlation matrix
+    #: item labels (:func:`item_labels`), sorted: an item is a (trait, item) pair, so an id asked under two traits
+    #: is two items
     items: list[str]
     templates: list[str]  #: "method|template" labels
     orders: list[str]  #: "method|order" labels
@@ -87,23 +89,46 @@ class Design:
         }
 
     def item_traits(self) -> list[str]:
-        """The trait each item (in :attr:`items` order) belongs to (the first one seen, should an item recur)."""
-        m_item, m_trait = self.columns.item, self.columns.trait
-        trait: dict[str, str] = {}
+        """The trait each item (in :attr:`items` order) belongs to."""
+        trait: dict[int, str] = {}
         for frame in (self.binary, self.ordinal, self.scores):
-            for item, name in zip(frame[m_item], frame[m_trait], strict=True):
-                trait.setdefault(str(item), str(name))
-        return [trait[item] for item in self.items]
+            trait.update(zip(frame["i"].astype(int), frame[self.columns.trait].astype(str), strict=True))
+        return [trait[j] for j in range(len(self.items))]
 
     def item_mask(self) -> np.ndarray:
         """1.0 for each method (in :attr:`methods` order) observed on at least two items, else 0.0: only those
         methods get item effects, and only their correlations are reported."""
-        m, i = self.columns.method, self.columns.item
-        seen: dict[str, set[str]] = {name: set() for name in self.methods}
+        seen: dict[str, set[int]] = {name: set() for name in self.methods}
         for frame in (self.binary, self.ordinal, self.scores):
-            for method, item in zip(frame[m], frame[i], strict=True):
+            for method, item in zip(frame[self.columns.method], frame["i"].astype(int), strict=True):
                 seen[method].add(item)
         return np.array([float(len(seen[name]) > 1) for name in self.methods])
+
+
+def item_labels(cells: pd.DataFrame, columns: Columns = DEFAULT_COLUMNS, *, composite: bool | None = None) -> pd.Series:
+    """The item label of each cell: an item is a (trait, item) pair, labelled by its item id where every id belongs
+    to one trait, else by ``"trait/item"`` (so an id asked under two traits names two items).
+
+    ``composite`` forces one labelling or the other (the default: whether some id recurs across traits in ``cells``).
+
+    Examples
+    --------
+    >>> cells = pd.DataFrame({"dimension": ["age", "race", "race"], "item_id": ["a1", "r1", "r2"]})
+    >>> item_labels(cells).tolist()
+    ['a1', 'r1', 'r2']
+    >>> item_labels(cells.assign(item_id=["i1", "i1", "i2"])).tolist()
+    ['age/i1', 'race/i1', 'race/i2']
+    """
+    trait, item = cells[columns.trait].astype(str), cells[columns.item].astype(str)
+    if composite is None:
+        composite = _ids_recur(cells, columns)
+    return trait + "/" + item if composite else item
+
+
+def _ids_recur(cells: pd.DataFrame, columns: Columns) -> bool:
+    """Whether some item id of ``cells`` is asked under more than one trait."""
+    pairs = cells[[columns.trait, columns.item]].astype(str).drop_duplicates()
+    return bool(pairs[columns.item].duplicated().any())
 
 
 def index_design(
@@ -117,7 +142,9 @@ def index_design(
     """Attach integer indices to the binary cells, the ordinal cells and the continuous scores of a study.
 
     ``binary`` has the cell columns plus ``k`` (consistent answers) and ``n`` (valid answers); ``ordinal`` has the
-    cell columns plus ``level`` (1..``levels``) and ``n``; ``scores`` has the cell columns plus ``score``.
+    cell columns plus ``level`` (1..``levels``) and ``n``; ``scores`` has the cell columns plus ``score``. An item
+    is a (trait, item) pair: an id asked under two traits is two items, each with its own effects and trait
+    (labels: :func:`item_labels`).
     """
     cols = columns
     ordinal = _empty(cols, ("level", "n")) if ordinal is None else ordinal
@@ -135,7 +162,8 @@ def index_design(
     ord_wide = _ordinal_wide(ordinal, cols, levels)
     all_cells = pd.concat([binary[cols.cell], ord_wide[cols.cell], scores[cols.cell]], ignore_index=True)
     methods = sorted(all_cells[cols.method].astype(str).unique())
-    items = sorted(all_cells[cols.item].astype(str).unique())
+    composite = _ids_recur(all_cells, cols)  # one labelling for every table of the design
+    items = sorted(set(item_labels(all_cells, cols, composite=composite)))
     tm = pd.concat([binary, ord_wide])[[cols.method, cols.template]].astype(str)
     om = pd.concat([binary, ord_wide])[[cols.method, cols.order]].astype(str)
     templates = sorted(set(tm[cols.method] + "|" + tm[cols.template]))
@@ -148,7 +176,7 @@ def index_design(
         groups = out[cols.group].drop_duplicates().sort_values(cols.group).reset_index(drop=True)
         key = dict(zip(map(tuple, groups.to_numpy()), range(len(groups)), strict=True))
         out["g"] = [key[tuple(r)] for r in out[cols.group].to_numpy()]
-        out["i"] = out[cols.item].map({v: j for j, v in enumerate(items)}).astype(int)
+        out["i"] = item_labels(out, cols, composite=composite).map({v: j for j, v in enumerate(items)}).astype(int)
         out["k_m"] = out[cols.method].map({v: j for j, v in enumerate(methods)}).astype(int)
         if with_effects:
             out["t"] = (out[cols.method] + "|" + out[cols.template]).map({v: j for j, v in enumerate(templates)})
