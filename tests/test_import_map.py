@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from bias_validity.cli import main
-from bias_validity.probes.schema import response_id
+from bias_validity.probes.schema import is_reversed, response_id
 from bias_validity.probes.store import read_responses
 from bias_validity.simulate import simulate_responses
 
@@ -39,8 +39,11 @@ def test_a_renamed_table_without_session_imports_and_is_analysed(table, tmp_path
     capsys.readouterr()
     assert main(["summary", str(store), "--json"]) == 0
     cells = pd.DataFrame(json.loads(capsys.readouterr().out)["cells"])
-    ok = back[back["status"] == "ok"]
-    expected = ok.astype({"consistent": float}).groupby(["model", "dimension", "method"])["consistent"].mean()
+    ok = back[(back["status"] == "ok") & back["consistent"].notna()].astype({"consistent": float})
+    # the declared SC: the share consistent; for Likert ratings the mean of the statements' and reversals' shares
+    polarity = ok["order"].map(is_reversed) & ok["method"].isin(["explicit", "reflection"])
+    shares = ok.assign(polarity=polarity).groupby(["model", "dimension", "method", "polarity"])["consistent"].mean()
+    expected = shares.groupby(["model", "dimension", "method"]).mean()
     got = cells.set_index(["model", "dimension", "method"])["sc"]
     assert len(got) == len(expected)
     for cell, sc in expected.items():

@@ -65,7 +65,7 @@ def test_the_check_sees_a_forbidden_import(tmp_path):
     """The import reader resolves relative and function-level imports (so the layer test cannot pass vacuously)."""
     module = ROOT / "analyses" / "questions" / "gap.py"
     names = {n for _, n in _imports(module)}
-    assert "bias_validity.analyses.result" in names and "bias_validity.psychometrics.intervals" in names
+    assert "bias_validity.analyses.result" in names and "bias_validity.psychometrics.contrasts" in names
     fake = tmp_path / "bias_validity" / "analyses" / "x.py"
     fake.parent.mkdir(parents=True)
     fake.write_text("def f():\n    from ..reports import write_report\n")
