@@ -93,7 +93,7 @@ def _sc_table(study: Study, config: AnalysisConfig) -> pd.DataFrame:
     out["n_items"] = sc["n_items"].fillna(0).astype(int).to_numpy()
     out["item_ci_low"] = sc["item_ci_low"].to_numpy(dtype=float)
     out["item_ci_high"] = sc["item_ci_high"].to_numpy(dtype=float)
-    out["interval"] = np.where(is_expected, "", sc["interval"].fillna("").to_numpy(dtype=object))
+    out["interval"] = np.where(is_expected, "", sc["interval"].astype(object).fillna("").to_numpy(dtype=object))
     for col in ("n_statement", "n_reversal"):
         out[col] = sc[col].fillna(0).astype(int).to_numpy()
     out["balanced"] = sc["balanced"].fillna(True).astype(bool).to_numpy()
