@@ -10,6 +10,8 @@ from pathlib import Path
 import pandas as pd
 
 __all__ = [
+    "ModelsFileError",
+    "UnreadableCount",
     "META_COLUMNS",
     "UNIT_SUFFIXES",
     "parse_count",
@@ -29,8 +31,16 @@ _FALSE = {"false", "no", "0", "n", "f"}
 _COUNT = re.compile(r"^\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?)\s*([a-z]?)\s*$", re.IGNORECASE)
 
 
+class ModelsFileError(ValueError):
+    """A models file refused: one line naming the file, the row and the field of the first problem."""
+
+
+class UnreadableCount(ValueError):
+    """A value that :func:`parse_count` cannot read as a count."""
+
+
 def parse_count(value: object) -> tuple[float, bool]:
-    """A count as written in a models file: ``(value, had_suffix)``; ValueError when it is not one.
+    """A count as written in a models file: ``(value, had_suffix)``; :class:`UnreadableCount` when it is not one.
 
     Examples
     --------
@@ -41,11 +51,11 @@ def parse_count(value: object) -> tuple[float, bool]:
     >>> parse_count("8 bn")
     Traceback (most recent call last):
     ...
-    ValueError: cannot read '8 bn' as a count; write e.g. 8e9, 8B or 8000000000
+    bias_validity.analyses.models_meta.UnreadableCount: cannot read '8 bn' as a count; write e.g. 8e9, 8B or 8000000000
     """
     match = _COUNT.match(str(value))
     if isinstance(value, bool) or not match or (match.group(2) and match.group(2).lower() not in UNIT_SUFFIXES):
-        raise ValueError(f"cannot read {str(value)!r} as a count; write e.g. 8e9, 8B or 8000000000")
+        raise UnreadableCount(f"cannot read {str(value)!r} as a count; write e.g. 8e9, 8B or 8000000000")
     number, suffix = float(match.group(1)), match.group(2).lower()
     return number * UNIT_SUFFIXES.get(suffix, 1.0), bool(suffix)
 
@@ -67,8 +77,8 @@ def read_models_meta(path: str | Path) -> pd.DataFrame:
     -----
     Counts are numbers in any unit (only their logs enter the analyses) or carry a suffix (``8B``, ``1.5T``,
     ``135M``; :data:`UNIT_SUFFIXES`), then read as absolute counts; a column must not mix the two, since ``70``
-    beside ``8B`` would read as 70 against 8 billion. Any problem is one ``ValueError`` naming the file, the row
-    (its line in a CSV, counting the header and comment lines; its position in a JSON list) and the field.
+    beside ``8B`` would read as 70 against 8 billion. Any problem is one :class:`ModelsFileError` naming the file,
+    the row (its line in a CSV, counting the header and comment lines; its position in a JSON list) and the field.
 
     Examples
     --------
@@ -88,9 +98,9 @@ def read_models_meta(path: str | Path) -> pd.DataFrame:
             raw = pd.read_csv(path, comment="#", dtype=str, keep_default_na=False, skip_blank_lines=True)
             rows = _csv_lines(path.read_text(encoding="utf-8"))[1 : len(raw) + 1]
         else:
-            raise ValueError(f"{path}: models file must be .csv or .json")
+            raise ModelsFileError(f"{path}: models file must be .csv or .json")
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{path}: cannot be read as a models file ({' '.join(str(exc).split())})") from None
+        raise ModelsFileError(f"{path}: cannot be read as a models file ({' '.join(str(exc).split())})") from None
     return _validate(raw, str(path), rows)
 
 
@@ -103,12 +113,14 @@ def _validate(raw: pd.DataFrame, source: str, rows: Sequence[str] | None = None)
     """Check and type a models table; every error names ``source``, the row and the field."""
     missing = [c for c in META_COLUMNS if c not in raw.columns]
     if missing:
-        raise ValueError(f"{source}: models file lacks column(s) {', '.join(missing)}; needs {', '.join(META_COLUMNS)}")
+        raise ModelsFileError(
+            f"{source}: models file lacks column(s) {', '.join(missing)}; needs {', '.join(META_COLUMNS)}"
+        )
     raw = raw.reset_index(drop=True)
     labels = list(rows) if rows is not None and len(rows) == len(raw) else [f"row {i + 1}" for i in range(len(raw))]
 
-    def fail(i: int, field: str, problem: str) -> ValueError:
-        return ValueError(f"{source}: {labels[i]} (model {str(raw.at[i, 'model'])!r}), field '{field}': {problem}")
+    def fail(i: int, field: str, problem: str) -> ModelsFileError:
+        return ModelsFileError(f"{source}: {labels[i]} (model {str(raw.at[i, 'model'])!r}), field '{field}': {problem}")
 
     for col in ("model", "family"):
         for i, value in enumerate(raw[col]):
@@ -120,7 +132,7 @@ def _validate(raw: pd.DataFrame, source: str, rows: Sequence[str] | None = None)
         for i, value in enumerate(raw[col]):
             try:
                 number, suffixed = parse_count(value)
-            except ValueError as exc:
+            except UnreadableCount as exc:
                 raise fail(i, col, str(exc)) from None
             if number <= 0:
                 raise fail(i, col, f"{value!r} is not positive (counts enter as logs)")
@@ -173,7 +185,7 @@ def match_models(meta: pd.DataFrame, models: Iterable[str], *, source: str | Non
 
     Raises
     ------
-    ValueError
+    ModelsFileError
         One line naming the row and field: no row matches any model of the responses, a row matches two, or two
         rows match the same model.
 
@@ -184,10 +196,10 @@ def match_models(meta: pd.DataFrame, models: Iterable[str], *, source: str | Non
     >>> out = match_models(meta, ["hf:SMOL", "hf:x"])
     >>> out["model"].tolist(), out.attrs["unmatched"]
     (['hf:SMOL', 'gemma'], ['gemma'])
-    >>> match_models(meta, ["hf:x"], source="models.csv")
+    >>> match_models(meta, ["hf:x"], source="models.csv")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: models.csv: no row's field 'model' matches a model of the responses (row 1 is 'smol'); they are: hf:x
+    bias_validity.analyses.models_meta.ModelsFileError: models.csv: no row's field 'model' matches ...; they are: hf:x
     """
     source = source or meta.attrs.get("source", "models file")
     rows = meta.attrs.get("rows") or [f"row {i + 1}" for i in range(len(meta))]
@@ -199,7 +211,7 @@ def match_models(meta: pd.DataFrame, models: Iterable[str], *, source: str | Non
     for i, name in enumerate(meta["model"].astype(str)):
         found = [name] if name in known else by_bare.get(_bare(name), [])
         if len(found) > 1:
-            raise ValueError(
+            raise ModelsFileError(
                 f"{source}: {rows[i]}, field 'model': {name!r} matches {len(found)} models of the "
                 f"responses ({', '.join(found)}); write the full name"
             )
@@ -208,7 +220,7 @@ def match_models(meta: pd.DataFrame, models: Iterable[str], *, source: str | Non
             unmatched.append(name)
     if len(unmatched) == len(meta):
         first = f" ({rows[0]} is {str(meta['model'].iloc[0])!r})" if len(meta) else ""
-        raise ValueError(
+        raise ModelsFileError(
             f"{source}: no row's field 'model' matches a model of the responses{first}; they are: "
             f"{', '.join(known) or 'none'}"
         )
@@ -216,7 +228,7 @@ def match_models(meta: pd.DataFrame, models: Iterable[str], *, source: str | Non
     twice = out["model"].duplicated() & ~out["model"].isin(unmatched)
     if twice.any():
         i = int(twice.to_numpy().argmax())
-        raise ValueError(
+        raise ModelsFileError(
             f"{source}: {rows[i]}, field 'model': {meta['model'].iloc[i]!r} names the same model as an "
             f"earlier row ({names[i]})"
         )

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from bias_validity.analyses.models_meta import match_models, read_models_meta
+from bias_validity.analyses.models_meta import ModelsFileError, match_models, read_models_meta
 from bias_validity.analyses.report import build_report
 from bias_validity.analyses.result import VERDICT_COLUMNS, Verdict
 from bias_validity.analyses.study import as_study
@@ -43,7 +43,7 @@ def _models_meta(table: pd.DataFrame, models_file: str, problems: list[str]) -> 
         meta = read_models_meta(path)
     try:
         return match_models(meta, table["model"].astype(str).unique())
-    except ValueError as exc:  # the documented refusal: one line naming the row and field
+    except ModelsFileError as exc:  # the documented refusal: one line naming the row and field
         if "\n" in str(exc) or "field 'model'" not in str(exc):
             problems.append(f"models file refused without naming the row and field: {exc}")
         return None
