@@ -136,6 +136,23 @@ def cluster_counts(data: pd.DataFrame, *, cluster: str, condition: str, outcome:
     return out
 
 
+def _per_cluster(
+    counts: Mapping[str, np.ndarray], where: str
+) -> tuple[list[np.ndarray], Callable[..., Mapping[str, np.ndarray]]]:
+    """The count arrays (equal length: one entry per cluster) and ``totals(*arrays, axis)``, which sums each along
+    ``axis`` and keys the sums as ``counts`` is keyed: the form a statistic of pooled counts reads."""
+    keys = list(counts)
+    arrays = [np.asarray(counts[k], dtype=float) for k in keys]
+    sizes = {a.size for a in arrays}
+    if len(sizes) != 1:
+        raise ValueError(f"{where}: count arrays differ in length: {sorted(sizes)}")
+
+    def totals(*xs: np.ndarray, axis: int = -1) -> Mapping[str, np.ndarray]:
+        return {k: x.sum(axis=axis) for k, x in zip(keys, xs, strict=True)}
+
+    return arrays, totals
+
+
 def cluster_interval(
     counts: Mapping[str, np.ndarray],
     statistic: Callable[[Mapping[str, np.ndarray]], np.ndarray],
@@ -194,16 +211,8 @@ def cluster_interval(
     <IntervalKind.ITEM_CLUSTER_T: 'item-cluster bootstrap, t-corrected'>
     """
     check_ci(ci)
-    keys = list(counts)
-    arrays = [np.asarray(counts[k], dtype=float) for k in keys]
-    sizes = {a.size for a in arrays}
-    if len(sizes) != 1:
-        raise ValueError(f"cluster_interval: count arrays differ in length: {sorted(sizes)}")
-    size = sizes.pop()
-
-    def totals(*xs: np.ndarray, axis: int = -1) -> Mapping[str, np.ndarray]:
-        return {k: x.sum(axis=axis) for k, x in zip(keys, xs, strict=True)}
-
+    arrays, totals = _per_cluster(counts, "cluster_interval")
+    size = arrays[0].size
     with np.errstate(divide="ignore", invalid="ignore"):
         estimate = float(statistic(totals(*arrays)))
     if size < min_clusters:
@@ -318,17 +327,13 @@ def cluster_ratio_interval(
     (True, True, 'FIELLER_ITEM_CLUSTER')
     """
     check_ci(ci)
-    keys = list(counts)
-    arrays = [np.asarray(counts[k], dtype=float) for k in keys]
-    sizes = {a.size for a in arrays}
-    if len(sizes) != 1:
-        raise ValueError(f"cluster_ratio_interval: count arrays differ in length: {sorted(sizes)}")
-    size = sizes.pop()
+    arrays, totals = _per_cluster(counts, "cluster_ratio_interval")
+    size = arrays[0].size
 
     def both(*xs: np.ndarray, axis: int = -1) -> np.ndarray:
-        totals = {k: x.sum(axis=axis) for k, x in zip(keys, xs, strict=True)}
+        summed = totals(*xs, axis=axis)
         with np.errstate(divide="ignore", invalid="ignore"):
-            return np.stack([np.asarray(numerator(totals), dtype=float), np.asarray(denominator(totals), dtype=float)])
+            return np.stack([np.asarray(numerator(summed), dtype=float), np.asarray(denominator(summed), dtype=float)])
 
     a, b = (float(v) for v in both(*arrays))
     with np.errstate(divide="ignore", invalid="ignore"):
