@@ -38,8 +38,12 @@ def add_collect_arguments(p: argparse.ArgumentParser) -> None:
         action="append",
         help="model spec, repeatable: hf:smollm2, hf:gemma3-270m, glove:6B-50d, openai:<name> (default hf:smollm2)",
     )
-    p.add_argument("--dimensions", nargs="+", help="stimulus dimensions (default: all six)")
-    p.add_argument("--methods", nargs="+", help="methods (default: all the model can take)")
+    p.add_argument(
+        "--dimensions", nargs="+", action="extend", help="stimulus dimensions, repeatable (default: all six)"
+    )
+    p.add_argument(
+        "--methods", nargs="+", action="extend", help="methods, repeatable (default: all the model can take)"
+    )
     p.add_argument("--sessions", type=int, default=2, help="measurement occasions for test-retest (default 2)")
     p.add_argument("--reps", type=int, default=2, help="repetitions per session (default 2)")
     p.add_argument("--items-per-dimension", type=int, help="use the first N items of each dimension")

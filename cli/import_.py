@@ -23,16 +23,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--map",
         nargs="+",
+        action="extend",
         default=[],
         metavar="THEIRS=OURS",
-        help="rename the table's column THEIRS to the responses-table column OURS",
+        help="rename the table's column THEIRS to the responses-table column OURS (repeatable: the pairs add up)",
     )
     p.add_argument(
         "--set",
         nargs="+",
+        action="extend",
         default=[],
         metavar="COLUMN=VALUE",
-        help="add COLUMN, which the table lacks, with VALUE in every row (e.g. session=1)",
+        help="add COLUMN, which the table lacks, with VALUE in every row (e.g. session=1; repeatable)",
     )
     p.set_defaults(func=run)
 

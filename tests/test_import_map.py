@@ -68,3 +68,32 @@ def test_each_mistake_is_one_line_and_nothing_is_written(table, tmp_path, capsys
     err = capsys.readouterr().err.strip()
     assert message in err and "\n" not in err
     assert not store.exists()
+
+
+def test_repeated_map_and_set_flags_add_up(table, tmp_path):
+    """``--map a=b --map c=d`` is ``--map a=b c=d``: each flag adds its pairs (the second used to replace the first)."""
+    src, one, many = tmp_path / "theirs.csv", tmp_path / "one.sqlite", tmp_path / "many.sqlite"
+    table.assign(batch="b1").to_csv(src, index=False)
+    assert main(["import", str(src), "--map", *MAP, "--set", "session=2", "--out", str(one)]) == 0
+    repeated = [arg for pair in MAP for arg in ("--map", pair)]
+    assert main(["import", str(src), *repeated, "--set", "session=2", "--out", str(many)]) == 0
+    assert read_responses(many).equals(read_responses(one))
+    assert set(read_responses(many)["session"]) == {2}
+
+
+def test_every_list_flag_of_every_command_accumulates():
+    """No option that takes several values keeps only its last use: each one extends (or appends to) its list."""
+    import argparse
+
+    from bias_validity.cli import build_parser
+
+    commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)).choices
+    lists = [
+        (name, action)
+        for name, sub in commands.items()
+        for action in sub._actions
+        if action.option_strings and (action.nargs in ("+", "*") or isinstance(action, argparse._AppendAction))
+    ]
+    assert {(name, a.option_strings[0]) for name, a in lists} >= {("import", "--map"), ("collect", "--dimensions")}
+    for name, action in lists:
+        assert isinstance(action, (argparse._ExtendAction, argparse._AppendAction)), (name, action.option_strings)
