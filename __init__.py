@@ -18,8 +18,9 @@ The pipeline, from the top level::
 ``bv.read_study``, ``bv.as_study`` and ``bv.Study`` (:mod:`bias_validity.analyses.study`); ``bv.fit``
 (:func:`bias_validity.analyses.fit.fit_study`); ``bv.report_study`` and ``bv.build_report``
 (:mod:`bias_validity.analyses.report`); ``bv.write_report`` (:mod:`bias_validity.reports`);
-``bv.simulate_responses`` (:mod:`bias_validity.simulate`); ``bv.AnalysisConfig`` and ``bv.FitConfig``, the settings
-of an analysis and of a fit.
+``bv.simulate_responses`` (:mod:`bias_validity.simulate`); ``bv.plan`` (:func:`bias_validity.analyses.plan.plan`, the
+design each question needs to decide, from a pilot or stated assumptions); ``bv.AnalysisConfig`` and
+``bv.FitConfig``, the settings of an analysis and of a fit.
 
 Examples
 --------
@@ -50,6 +51,7 @@ PUBLIC_API: dict[str, tuple[str, str]] = {
     "build_report": ("bias_validity.analyses.report", "build_report"),
     "write_report": ("bias_validity.reports", "write_report"),
     "simulate_responses": ("bias_validity.simulate", "simulate_responses"),
+    "plan": ("bias_validity.analyses.plan", "plan"),
     "AnalysisConfig": ("bias_validity.analyses.config", "AnalysisConfig"),
     "FitConfig": ("bias_validity.psychometrics.bayes.config", "FitConfig"),
 }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import pandas as pd
@@ -9,10 +10,12 @@ import pandas as pd
 from bias_validity import package_versions
 from bias_validity.analyses.config import AnalysisConfig
 from bias_validity.analyses.fit import check_fit_level
+from bias_validity.analyses.plan import plan, plan_summary
 from bias_validity.analyses.questions import mtmm_tables
 from bias_validity.analyses.registry import Question, registered_questions
 from bias_validity.analyses.result import QuestionResult, ValidityReport, Verdict
 from bias_validity.analyses.study import Study, as_study, item_keys
+from bias_validity.analyses.trust import mark_trust
 from bias_validity.probes.schema import Status
 from bias_validity.psychometrics.bayes.ppc import share_outside
 from bias_validity.psychometrics.errors import NotEstimable
@@ -51,6 +54,27 @@ def _ask(question: Question, study: Study, posterior: pd.DataFrame | None, confi
     if result.question != question.number:
         raise ValueError(f"question {question.number} answered as {result.question}")
     return result
+
+
+#: The verdicts whose reasons end with what would decide them (:func:`_with_plan`).
+_UNDECIDED = (Verdict.INCONCLUSIVE.value, Verdict.NOT_ESTIMABLE.value)
+
+
+def _with_plan(result: QuestionResult, planned: pd.DataFrame) -> QuestionResult:
+    """The question's inconclusive and not-estimable cells, their reasons ending with what would decide them: the
+    plan's deciding row of that question and cell that needs the most items (:func:`bias_validity.analyses.plan.plan`,
+    its ``would_decide``)."""
+    rows = planned[(planned["question"] == result.question) & planned["target"].str.startswith("decide")]
+    if rows.empty or result.verdicts.empty:
+        return result
+    order = rows.assign(_items=rows["items"].astype("Float64").fillna(float("inf"))).sort_values("_items")
+    clause = order.groupby(["model", "dimension"], sort=False)["would_decide"].last()
+    table = result.verdicts.copy()
+    for i, row in table.iterrows():
+        key = (row["model"], row["dimension"])
+        if row["verdict"] in _UNDECIDED and key in clause.index:
+            table.at[i, "reason"] = f"{row['reason']}; {clause[key]}"
+    return replace(result, verdicts=table)
 
 
 def _examples(responses: pd.DataFrame) -> pd.DataFrame:
@@ -105,7 +129,10 @@ def build_report(
         ``quantity``, ``model``, ``dimension``, ``method``, ``mean``, ``hdi_low``, ``hdi_high``, ``p_direction``),
         ``diagnostics`` (``max_rhat``, ``min_ess_bulk``, ``min_ess_tail``, ``divergences``, ``passed``) and ``ppc``.
         Without it the report rests on the classical intervals. Its HDIs must be intervals at ``config.ci``
-        (:func:`bias_validity.analyses.fit.check_fit_level`; ValueError otherwise).
+        (:func:`bias_validity.analyses.fit.check_fit_level`; ValueError otherwise). Each derived quantity decides
+        only where the fit passed its gate, the quantity is identified and its methods' predictive checks fit
+        (:func:`bias_validity.analyses.trust.mark_trust`); elsewhere the classical interval decides and the cell's
+        reason says why.
     config : AnalysisConfig, optional
         Interval level (of the classical intervals and the HDIs), resamples, seed and verdict thresholds
         (:class:`bias_validity.analyses.config.AnalysisConfig`); every question and table reads them, and the
@@ -120,7 +147,9 @@ def build_report(
         ``seeds``, ``runs``, package versions at collection and analysis, ``skipped methods``, ``analysis``: the
         settings of ``config``, ``thresholds``); ``extra_tables`` (``mtmm`` and ``mtmm_checks`` when at least 5
         models allow it, ``acquiescence`` where Likert methods were asked, ``skipped`` when methods were skipped;
-        ``ppc`` and ``ppc_share_outside`` when the fit carries a posterior predictive check); ``examples``
+        ``ppc`` and ``ppc_share_outside`` when the fit carries a posterior predictive check; ``plan`` and
+        ``plan_summary``: the design each question needs to decide, :func:`bias_validity.analyses.plan.plan` and
+        :func:`~bias_validity.analyses.plan.plan_summary`, where the study has planable cells); ``examples``
         (``model``, ``method``, ``status``, ``prompt``, ``raw_response``: refusals and unparseable answers, and the
         first answer of each model x method, text kept as is for the renderer to escape).
 
@@ -129,7 +158,9 @@ def build_report(
     Each question is one registered function ``(study, posterior, config) -> QuestionResult`` in
     :mod:`bias_validity.analyses.questions`. A question that cannot use the data raises
     :class:`~bias_validity.psychometrics.errors.NotEstimable` with the reason, reported as NOT_ESTIMABLE, so one
-    unusable part never hides the rest of the report; any other exception is a bug and is raised.
+    unusable part never hides the rest of the report; any other exception is a bug and is raised. Every
+    inconclusive or not-estimable cell of Q1-Q5 ends its reason with what would decide it: the ``would_decide``
+    sentence of the plan's deciding row for that question and cell (the one needing the most items).
 
     Examples
     --------
@@ -145,8 +176,13 @@ def build_report(
     posterior, diagnostics = _fit_parts(fit)
     if fit is not None:
         check_fit_level(fit, config.ci)
+        posterior = mark_trust(posterior, diagnostics, getattr(fit, "ppc", None), config.thresholds)
     questions = [_ask(question, study, posterior, config) for question in registered_questions()]
+    planned = plan(study, config=config)
+    questions = [_with_plan(q, planned) for q in questions]
     extra = mtmm_tables(study, config)
+    if len(planned):
+        extra["plan"], extra["plan_summary"] = planned, plan_summary(planned)
     balance = study.acquiescence(config)
     if len(balance):
         extra["acquiescence"] = balance

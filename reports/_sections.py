@@ -109,6 +109,7 @@ def build_sections(report: ValidityReport, *, draw: bool) -> list[Section]:
         Section("mtmm", "Multitrait-multimethod matrix", _mtmm(report, draw)),
         Section("ablation", f"Framing: {ESTIMANDS[Quantity.RETAINED_SHARE].label}", _ablation(report, draw)),
         Section("scaling", _title(report, "Q6"), _per_model.scaling_blocks(report)),
+        *_planning(report),
         Section("contrasts", "Further posterior quantities", _contrasts(report)),
         Section("status", "Answer status and refusal counts", _status(report)),
         Section("diagnostics", "Sampler diagnostics", _diagnostics(report)),
@@ -323,6 +324,57 @@ def _mtmm(report: ValidityReport, draw: bool) -> tuple:
     return tuple(blocks)
 
 
+#: Columns of the Planning section's per-cell table, in order.
+_PLAN_COLUMNS = (
+    "question",
+    "quantity",
+    "model",
+    "dimension",
+    "target",
+    "assumed",
+    "threshold",
+    "items",
+    "reps",
+    "sessions",
+    "more_answers",
+    "planned_half_width",
+    "planned_power",
+    "would_decide",
+    "basis",
+    "note",
+)
+
+
+def _planning(report: ValidityReport) -> list[Section]:
+    """The Planning section: the design each question needs to decide, planned from this study's own estimates
+    (the ``plan`` extra table). A report without a plan (none built from answers, or nothing to plan) has none."""
+    cells, summary_table = report.extra_tables.get("plan"), report.extra_tables.get("plan_summary")
+    if cells is None or cells.empty:
+        return []
+    targets = cells.attrs.get("targets", {})
+    power, half = targets.get("power"), targets.get("half_width")
+    aims = f" (SC and gap half-width {half:g}, {power:.0%} power)" if power is not None and half is not None else ""
+    note = Text(
+        f"What would decide each question{aims}, planned forward from this study's estimates: the SC, the "
+        "between-item, item x wording and item x session variances and the binomial variance of one answer, per "
+        "model x dimension x method. Items per dimension and repetitions are searched for the fewest answers, "
+        "preferring designs within the packaged items; wordings stay the study's. Interval widths are closed forms "
+        "(the item-cluster variance with Kish's design effect, Fisher z for correlations, Fieller for the retained "
+        "share, Bonett 2002 for ICCs); the chance of deciding is the noncentral-t power, refined by simulating the "
+        "intervals over the model's items where item SCs are skewed or the decision is joint (Q1's pairs, Q3's "
+        "estimable R). The figures hold if the truth is as estimated; with few items the estimates are rough. "
+        "bias-validity plan STORE --check checks each row by simulation through the questions' own estimators. "
+        "Each inconclusive or not-estimable cell above ends its reason with its row's design."
+    )
+    blocks = [note]
+    if summary_table is not None and len(summary_table):
+        caption = "Per question: the design of the most demanding cell a design decides; more answers summed over cells"
+        blocks.append(Table(summary_table.reset_index(drop=True), caption=caption))
+    shown = cells[[c for c in _PLAN_COLUMNS if c in cells.columns]].reset_index(drop=True)
+    blocks.append(Table(shown, caption="Per model x dimension: the planned design and its figures", collapsed=True))
+    return [Section("planning", "Planning: the design that would decide", tuple(blocks))]
+
+
 def _contrasts(report: ValidityReport) -> tuple:
     post = report.posterior
     if post is None or post.empty or "quantity" not in post.columns:
@@ -362,11 +414,19 @@ def _ppc(report: ValidityReport, draw: bool) -> tuple:
     outside = ", ".join(f"{r.method} {r.share_outside:.0%}" for r in shares.itertuples())
     note = Text(
         "Each group's observed SC (share of consistent or agreeing answers) against the SCs of answers "
-        f"replicated from the posterior: share of groups outside their 90% interval per method: {outside}. "
-        "A calibrated model leaves about 10% outside, fewer when groups hold few answers."
+        f"replicated from the posterior, one group per model x dimension x method x template: share of groups "
+        f"outside their 90% interval per method: {outside}. A calibrated model leaves about 10% outside, fewer "
+        "when groups hold few answers."
     )
+    limit = report.provenance.get("thresholds", {}).get("ppc_outside")
+    if limit is not None:
+        note = Text(
+            f"{note.text} A method with more than {limit:.0%} of its groups outside does not let its posterior "
+            "decide: the classical interval decides its cells, and their reasons say so."
+        )
+    parts = [c for c in ("model", "dimension", "template_id") if c in ppc]
     plot = ppc.assign(
-        label=ppc["model"].astype(str) + " · " + ppc["dimension"].astype(str),
+        label=ppc[parts].astype(str).agg(" · ".join, axis=1),
         group=ppc["method"],
         low=ppc["replicated_low"],
         high=ppc["replicated_high"],
@@ -421,7 +481,7 @@ def _questions(report: ValidityReport) -> tuple:
 
 
 def _extra(report: ValidityReport) -> list[Section]:
-    shown = {"reliability", "mtmm", "mtmm_checks", "acquiescence", "ppc", "ppc_share_outside"}
+    shown = {"reliability", "mtmm", "mtmm_checks", "acquiescence", "ppc", "ppc_share_outside", "plan", "plan_summary"}
     return [
         Section(f"extra-{i}", f"Table: {name}", (Table(table) if len(table) else Unavailable("empty table"),))
         for i, (name, table) in enumerate(report.extra_tables.items())
