@@ -39,6 +39,7 @@ _THRESHOLD_HELP = {
     "retained_share": "retained share R below which the score more than halves under the instruction",
     "chance_margin": "an implicit SC whose interval overlaps 0.5 +/- this margin leaves R not estimable",
     "shift_limit": "an SC shift from candidate order or between wordings wholly beyond +/- this is unreliable",
+    "ppc_outside": "a method's posterior decides only where at most this share of its groups fail the predictive check",
 }
 
 

@@ -171,7 +171,11 @@ class Thresholds:
     critique's falsification test: a score that more than halves under the instruction is a controllable response);
     ``chance_margin`` 0.05 (an implicit SC whose interval overlaps 0.5 +/- this margin is at chance, so the retained
     share's denominator may be zero and R is not estimable); ``shift_limit`` 0.10 (an SC shift from candidate order,
-    or between two wordings, wholly beyond +/- this counts against reliability: this toolkit's rule).
+    or between two wordings, wholly beyond +/- this counts against reliability: this toolkit's rule);
+    ``ppc_outside`` 0.20 (a method's posterior decides a verdict only where at most this share of its model x
+    dimension x method x template groups lie outside their 90% posterior predictive interval: a calibrated model
+    leaves about 10% outside, so twice that says the model misses the data's structure, Gelman, Meng & Stern 1996;
+    this toolkit's rule).
     """
 
     icc: float = 0.5
@@ -180,6 +184,7 @@ class Thresholds:
     retained_share: float = 0.5
     chance_margin: float = 0.05
     shift_limit: float = 0.10
+    ppc_outside: float = 0.20
 
     def __post_init__(self) -> None:
         for f in fields(self):

@@ -267,7 +267,11 @@ def convergent(
     scores = study.item_scores
     scores = scores.assign(**{_UNIT: item_keys(scores)})
     latent = posterior_rows(posterior, Quantity.LATENT_CORRELATION.value)
-    identified = latent["identified"].astype(bool) if "identified" in latent else pd.Series(True, latent.index)
+    # a latent correlation decides where the fit earned it (mark_trust: gate, identification, predictive checks)
+    standing = latent["why_not"] if "why_not" in latent else pd.Series("", index=latent.index, dtype=object)
+    if "identified" in latent and "why_not" not in latent:  # labelled by the fit but not marked: identification
+        standing = latent["identified"].astype(bool).map({True: "", False: NOT_IDENTIFIED})
+    identified = standing == ""
     rows, verdicts, cells = [], [], []
     for model, group in scores.groupby("model", observed=True):
         methods = set(group["method"])
@@ -321,6 +325,8 @@ def convergent(
         dim = ALL_DIMENSIONS if pd.isna(r.dimension) or not r.dimension else r.dimension
         if known:
             note = _DECIDES if counted else _SHOWN
+        elif "why_not" in latent:
+            note = f"posterior not used: {r.why_not}"
         else:
             contraction = figure_text(getattr(r, "contraction", np.nan), missing="not computed")
             note = f"{NOT_IDENTIFIED} (contraction {contraction})"
@@ -331,6 +337,9 @@ def convergent(
             latent_decided.setdefault(key, []).append((verdict_rule(r.hdi_low, r.hdi_high, floor), row))
             verdicts.append(latent_decided[key][-1][0])
     cells += [_model_verdict(m, d, decided, floor) for (m, d), decided in latent_decided.items()]
+    if len(latent) and not identified.any():  # the classical correlations decide: each cell says why
+        why = "; ".join(dict.fromkeys(w for w in standing if w))
+        cells = [{**c, "reason": f"{c['reason']}; latent correlations not used: {why}"} for c in cells]
     rows += _human_rows(study, config)
     frame = figures_frame(
         rows, ci=config.ci, correlation="spearman", within="dimension", bootstrap=False, seed=config.seed

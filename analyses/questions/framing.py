@@ -17,6 +17,7 @@ from bias_validity.analyses.questions._common import (
 from bias_validity.analyses.registry import register_question
 from bias_validity.analyses.result import QuestionResult, Verdict, describe_verdicts, figure_text, verdict_table
 from bias_validity.analyses.study import Study
+from bias_validity.analyses.trust import classical_reason, posterior_standing
 from bias_validity.probes.schema import Method
 from bias_validity.psychometrics.estimands import Quantity, chance_overlap
 from bias_validity.psychometrics.framing import FramingVerdict, ablation_retained_share
@@ -156,7 +157,8 @@ def framing(
     implicit_sc = posterior_rows(posterior, Quantity.SC_NEW_ITEM.value)
     implicit_sc = implicit_sc[implicit_sc["method"] == Method.IMPLICIT.value]
     bands = {(r.model, r.dimension): (r.hdi_low, r.hdi_high) for r in implicit_sc.itertuples()}
-    post_cells = []
+    standing = posterior_standing(post)
+    post_cells = {}
     for r in post.itertuples():
         low, high = bands.get((r.model, r.dimension), (np.nan, np.nan))
         if chance_overlap(low, high, limits.chance_margin):
@@ -167,13 +169,17 @@ def framing(
             )
             note = f"not estimable: the implicit new-item SC's {band} 0.5 +/- {limits.chance_margin:g}"
             figures.append(figure_row(r.model, r.dimension, measure, interval=_HDI, note=note))
-            post_cells.append(_cell(r.model, r.dimension, Verdict.NOT_ESTIMABLE, _HDI, np.nan, np.nan, np.nan, note))
+            post_cells[(r.model, r.dimension)] = _cell(
+                r.model, r.dimension, Verdict.NOT_ESTIMABLE, _HDI, np.nan, np.nan, np.nan, note
+            )
             continue
         v = interval_verdict(r.hdi_low, r.hdi_high, limits.retained_share)
         fig = figure_text(r.mean, r.hdi_low, r.hdi_high, missing="not estimable")
         note = f"{_WORDS[v]}: R {fig} (HDI) against {limits.retained_share:g}"
-        figures.append(figure_row(r.model, r.dimension, measure, r.mean, r.hdi_low, r.hdi_high, _HDI, 0, note))
-        post_cells.append(_cell(r.model, r.dimension, v, _HDI, r.mean, r.hdi_low, r.hdi_high, note))
+        why = classical_reason(standing, (r.model, r.dimension))
+        shown = note if why is None else f"{note}; {why}"
+        figures.append(figure_row(r.model, r.dimension, measure, r.mean, r.hdi_low, r.hdi_high, _HDI, 0, shown))
+        post_cells[(r.model, r.dimension)] = _cell(r.model, r.dimension, v, _HDI, r.mean, r.hdi_low, r.hdi_high, note)
     frame = figures_frame(
         figures,
         ci=ci,
@@ -182,9 +188,22 @@ def framing(
         threshold=limits.retained_share,
         chance_margin=limits.chance_margin,
     )
-    source = _HDI if len(post) else _BOOT
-    table = verdict_table(post_cells if len(post) else boot_cells)
-    decide = frame[(frame["interval"] == source) & frame["ci_low"].notna()]
+    # per cell, the posterior where it decides (mark_trust), else Fieller's interval with the reason
+    cells = []
+    for cell in boot_cells:
+        key = (cell["model"], cell["dimension"])
+        why = classical_reason(standing, key)
+        cells.append(
+            post_cells[key] if why is None else {**cell, "reason": "; ".join(x for x in (cell["reason"], why) if x)}
+        )
+    table = verdict_table(cells)
+    chosen = {(c["model"], c["dimension"], str(c["measure"]).rsplit(" (", 1)[1][:-1]) for c in cells}
+    decide = frame[
+        [(m, d, k) in chosen for m, d, k in zip(frame["model"], frame["dimension"], frame["interval"], strict=True)]
+    ]
+    decide = decide[decide["ci_low"].notna()]
+    used = {k for _, _, k in chosen}
+    source = next(iter(used)) if len(used) == 1 else f"{_HDI} where the posterior decides, else {_BOOT}"
     if len(decide):
         low = decide.iloc[decide["estimate"].argmin()]
         fig = figure_text(low["estimate"], low["ci_low"], low["ci_high"], missing="not estimable")
@@ -200,9 +219,14 @@ def framing(
     )
     evidence = (
         f"{len(rows)} ok implicit and ablated answers in {len(both)} model x dimension cells; "
-        + ("posterior HDI of R from the new-item SCs decides, " if len(post) else "")
+        + (
+            "posterior HDI of R from the new-item SCs decides where the fit passed its gate, R is identified and "
+            "both methods' predictive checks fit (each other cell's reason says why not), "
+            if len(post)
+            else ""
+        )
         + f"Fieller's interval of R from the item-cluster bootstrap covariance of the two SCs ({n_resamples} "
-        "resamples, t-corrected)" + (" shown beside it." if len(post) else " decides.")
+        "resamples, t-corrected)" + (" elsewhere." if len(post) else " decides.")
     )
     return QuestionResult.answer(
         "Q3", combine_verdicts(Verdict(v) for v in table["verdict"]), summary, evidence, frame, table

@@ -16,6 +16,7 @@ from bias_validity.analyses.registry import register_question
 from bias_validity.analyses.result import QuestionResult, Verdict, describe_verdicts, figure_text, verdict_table
 from bias_validity.analyses.study import Study, sc_counts, sc_difference
 from bias_validity.analyses.summary import NOT_BALANCED
+from bias_validity.analyses.trust import classical_reason, posterior_standing
 from bias_validity.probes.schema import Method
 from bias_validity.psychometrics.contrasts import mover_difference
 from bias_validity.psychometrics.estimands import ROPE_CONVENTION, Quantity, Thresholds
@@ -79,8 +80,9 @@ def _directions(table: pd.DataFrame) -> str:
     )
 
 
-def _cell_verdict(cell: object, rope: float, source: str) -> dict[str, object]:
-    """A model x dimension's verdict from its deciding gap row: the finding names the gap's sign."""
+def _cell_verdict(cell: object, rope: float, source: str, why: str = "") -> dict[str, object]:
+    """A model x dimension's verdict from its deciding gap row: the finding names the gap's sign; ``why`` (why the
+    posterior did not decide, where it did not) ends the reason."""
     verdict = _rope_verdict(cell.ci_low, cell.ci_high, rope)
     fig = figure_text(cell.estimate, cell.ci_low, cell.ci_high, missing="")
     if verdict is Verdict.NOT_ESTIMABLE:
@@ -93,6 +95,8 @@ def _cell_verdict(cell: object, rope: float, source: str) -> dict[str, object]:
         }.get(verdict, verdict.value)
         where = {Verdict.SUPPORTED: "wholly outside", Verdict.NOT_SUPPORTED: "wholly inside"}.get(verdict, "spans")
         reason = f"explicit minus implicit SC {fig} ({source}) {where} the ROPE +/-{rope:g}"
+    if why:
+        reason += f"; {why}"
     return dict(
         model=cell.model,
         dimension=cell.dimension,
@@ -230,14 +234,30 @@ def gap(
             figure_row(m, d, Quantity.GAP.value, r.difference, r.ci_low, r.ci_high, _THESE, r.n1 + r.n2, "these items")
         )
     post = posterior_rows(posterior, Quantity.GAP.value)
+    standing = posterior_standing(post)
     rows += [
-        figure_row(r.model, r.dimension, Quantity.GAP.value, r.mean, r.hdi_low, r.hdi_high, _HDI, 0, "new-item SCs")
+        figure_row(r.model, r.dimension, Quantity.GAP.value, r.mean, r.hdi_low, r.hdi_high, _HDI, 0, note)
         for r in post.itertuples()
+        for note in ["; ".join(x for x in ("new-item SCs", classical_reason(standing, (r.model, r.dimension))) if x)]
     ]
     frame = figures_frame(rows, ci=ci, rope=rope)
-    source = _HDI if len(post) else _ITEMS
-    decide = frame[frame["interval"] == source]
-    table = verdict_table(_cell_verdict(r, rope, source) for r in decide.itertuples())
+    # per cell, the posterior HDI where it decides (mark_trust), else the item-cluster interval with the reason
+    chosen, sources = [], []
+    for i, cell in frame[frame["interval"] == _ITEMS].iterrows():
+        why = classical_reason(standing, (cell["model"], cell["dimension"]))
+        if why is None:
+            mine = frame[(frame["interval"] == _HDI) & (frame["model"] == cell["model"])]
+            chosen.append(mine.index[mine["dimension"] == cell["dimension"]][0])
+            sources.append((_HDI, ""))
+        else:
+            chosen.append(i)
+            sources.append((_ITEMS, why))
+    decide = frame.loc[chosen]
+    table = verdict_table(
+        _cell_verdict(r, rope, source, why) for r, (source, why) in zip(decide.itertuples(), sources, strict=True)
+    )
+    used = {source for source, _ in sources}
+    source = next(iter(used)) if len(used) == 1 else f"{_HDI} where the posterior decides, else {_ITEMS}"
     claims = [milder_verdict(r.ci_low, r.ci_high, rope) for r in decide.itertuples()]
     verdict = combine_verdicts(claims)
     holds = sum(c is Verdict.SUPPORTED for c in claims)
@@ -259,6 +279,10 @@ def gap(
         f"{n_answers} ok explicit and implicit answers in {len(cells)} model x dimension cells; "
         + (
             "posterior HDI of the new-item gap decides; item-cluster bootstrap and Newcombe (these items) shown."
+            if used == {_HDI}
+            else "posterior HDI of the new-item gap decides where the fit passed its gate, the gap is identified and "
+            "both methods' predictive checks fit; elsewhere the item-cluster bootstrap (each cell's reason says "
+            "why); Newcombe (these items) shown."
             if len(post)
             else "item-cluster bootstrap intervals decide (no Bayesian fit given); Newcombe (these items) shown."
         )

@@ -25,7 +25,7 @@ def posterior_predictive_check(
     draws: int = 400,
     seed: int = 0,
 ) -> pd.DataFrame:
-    """Observed SC per group (unit x trait x method) against its distribution over replicated data sets.
+    """Observed SC per group (unit x trait x method x template) against its distribution over replicated data sets.
 
     Parameters
     ----------
@@ -43,7 +43,8 @@ def posterior_predictive_check(
     Returns
     -------
     DataFrame
-        One row per binary or ordinal group: the unit/trait/method columns, ``n`` (answers that take a side),
+        One row per binary or ordinal group: the unit/trait/method/template columns, ``n`` (answers that take a
+        side),
         ``observed`` (share of consistent answers; for Likert methods, of keyed agreeing ratings among the ratings
         that take a side, as the SC is defined in :mod:`bias_validity.psychometrics.bayes.derived`),
         ``replicated_mean``, ``replicated_low`` and ``replicated_high`` (the
@@ -55,7 +56,9 @@ def posterior_predictive_check(
     Replicated answers are drawn from the model's own likelihood at each posterior draw
     (``pymc.sample_posterior_predictive``) with the design's answer counts, and aggregated exactly as the observed
     ones: a calibrated model leaves about 10% of the groups outside their 90% interval, fewer where the answers are
-    few (a discrete share rarely falls strictly outside), more where the model misses structure [1]_.
+    few (a discrete share rarely falls strictly outside), more where the model misses structure [1]_. Groups are
+    split by template, so a model that shares one wording effect among units which react to the wording
+    differently shows it here, not only in the pooled SC.
 
     References
     ----------
@@ -79,19 +82,19 @@ def posterior_predictive_check(
     if "y_binary" in names:
         k_rep = np.asarray(rep["y_binary"])[0]  # (draws, cells)
         cells = design.binary
-        frames.append(
-            _groups(cells["g"].to_numpy(), design.binary_groups, cells["k"].to_numpy(), cells["n"].to_numpy(), k_rep)
-        )
+        g, groups = _by_template(cells, design.binary_groups, design)
+        frames.append(_groups(g, groups, cells["k"].to_numpy(), cells["n"].to_numpy(), k_rep))
     if "y_likert" in names:
         counts_rep = np.asarray(rep["y_likert"])[0]  # (draws, cells, levels)
         levels = np.arange(1, design.levels + 1)
         agree, disagree = levels > (design.levels + 1) / 2, levels < (design.levels + 1) / 2  # the midpoint: no side
         sided = agree | disagree
         observed, replicated = design.ordinal_counts, counts_rep
+        g, groups = _by_template(design.ordinal, design.ordinal_groups, design)
         frames.append(
             _groups(
-                design.ordinal["g"].to_numpy(),
-                design.ordinal_groups,
+                g,
+                groups,
                 observed[:, agree].sum(axis=1),
                 observed[:, sided].sum(axis=1),
                 replicated[..., agree].sum(axis=-1),
@@ -101,6 +104,17 @@ def posterior_predictive_check(
     out = pd.concat(frames, ignore_index=True)
     out.attrs["interval"] = PPC_INTERVAL
     return out
+
+
+def _by_template(cells: pd.DataFrame, groups: pd.DataFrame, design: Design) -> tuple[np.ndarray, pd.DataFrame]:
+    """Each cell's index among the (group, template) pairs present, and those pairs' labels (the group's columns
+    and the template's)."""
+    pairs = pd.MultiIndex.from_arrays([cells["g"].to_numpy(dtype=int), cells["t"].to_numpy(dtype=int)])
+    codes, present = pd.factorize(pairs, sort=True)
+    g, t = present.get_level_values(0).to_numpy(), present.get_level_values(1).to_numpy()
+    labels = groups.iloc[g].reset_index(drop=True)
+    templates = [design.templates[k].split("|", 1)[1] for k in t]
+    return np.asarray(codes), labels.assign(**{design.columns.template: templates})
 
 
 def _groups(
