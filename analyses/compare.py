@@ -38,13 +38,14 @@ def compare_models(fit: BayesFit, a: str, b: str, *, hdi_prob: float | None = No
     The SCs are the design-averaged ones of :func:`bias_validity.psychometrics.bayes.group_scores`, so the difference
     carries the shared item, template and order effects once (not twice, as two separate fits would).
     """
+    from bias_validity.probes.schema import is_reversed
     from bias_validity.psychometrics.bayes import FitConfig, group_scores
     from bias_validity.psychometrics.bayes._arviz import summarise_draws
 
     if getattr(fit, "idata", None) is None or getattr(fit, "design", None) is None:
         raise ValueError("compare needs a fit with its posterior and design (a BayesFit); fit the responses again")
     hdi_prob = fit.quantities.attrs.get("hdi_prob", FitConfig.hdi_prob) if hdi_prob is None else hdi_prob
-    sc = group_scores(fit.idata, fit.design)
+    sc = group_scores(fit.idata, fit.design, reversed_order=is_reversed)
     models = sorted({k[0] for k in sc})
     for name in (a, b):
         if name not in models:

@@ -65,6 +65,12 @@ def add_fit_arguments(p: argparse.ArgumentParser, *, seed_help: str = "sampler s
         f"{', '.join(map(str, TARGET_ACCEPT_STEPS))} (default {d.target_accept})",
     )
     p.add_argument("--seed", type=int, default=d.seed, help=f"{seed_help} (default {d.seed})")
+    p.add_argument(
+        "--unit-effects",
+        action="store_true",
+        help="give each model its own deviations from the shared item, wording and order effects and its own Likert "
+        "cutpoint spacing, where several models answered a method (partial pooling; default off)",
+    )
 
 
 def fit_config(args: argparse.Namespace) -> FitConfig:
@@ -79,6 +85,7 @@ def fit_config(args: argparse.Namespace) -> FitConfig:
         seed=args.seed,
         max_draws=args.max_draws or None,
         target_accept=args.target_accept,
+        unit_effects=args.unit_effects,
     )
 
 

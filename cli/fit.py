@@ -43,15 +43,24 @@ def run(args: argparse.Namespace) -> int:
     import dataclasses
     import json
     import sys
+    import time
 
     from bias_validity.analyses.fit import fit_study
     from bias_validity.analyses.study import read_study
 
     config = dataclasses.replace(fit_config(args), progress=not args.quiet)
     study = read_study(args.store, run=args.run, models_file=args.models_file)
+    start = time.perf_counter()
     fit = fit_study(study, config=config, analysis=analysis_config(args))
-    if args.out:
-        fit.save(args.out)
+    saved = fit.save(args.out) if args.out else None
+    if not args.quiet:
+        d = fit.diagnostics
+        size = f", {saved} {saved.stat().st_size / 2**20:.1f} MB" if saved else ""
+        print(
+            f"fit in {time.perf_counter() - start:.0f} s: {fit.config.chains} chains x {d['draws']} draws, "
+            f"min bulk ESS {d['min_ess_bulk']:.0f}, gate {'passed' if d['passed'] else 'FAILED'}{size}",
+            file=sys.stderr,
+        )
     keys = (
         "max_rhat",
         "min_ess_bulk",

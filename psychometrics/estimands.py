@@ -10,7 +10,16 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from enum import StrEnum
 
-__all__ = ["Quantity", "Estimand", "ESTIMANDS", "Thresholds", "ROPE_CONVENTION", "null_value", "chance_overlap"]
+__all__ = [
+    "Quantity",
+    "Estimand",
+    "ESTIMANDS",
+    "Thresholds",
+    "ROPE_CONVENTION",
+    "BY_ANSWER",
+    "null_value",
+    "chance_overlap",
+]
 
 #: What the gap's ROPE of 0.05 is: a convention of this toolkit, with its rationale (reports quote it).
 ROPE_CONVENTION = (
@@ -44,11 +53,18 @@ class Estimand:
     null: float  #: the value of "no effect" (probability of direction is judged against it)
     direction: str  #: what a value above the null means
     rule: str  #: the verdict rule that reads it ("" when no verdict reads it)
+    #: what the quantity averages over, the same in the classical and the Bayesian path ("" where nothing is averaged)
+    weighting: str = ""
 
 
 _SC_FORMULA = (
     "share of stereotype-consistent answers among answers that take a side; for balanced Likert items, the mean "
     "of P(agree | stereotype statement) and P(disagree | its reversal)"
+)
+#: The SC's weighting, declared once: what a study's published SC is (the pooled share), and what both paths report.
+BY_ANSWER = (
+    "weighted by answer: every answer that takes a side counts once, so a wording, order or item counts as often as "
+    "it was asked (Likert: within each polarity, statements and reversals weighing equally)"
 )
 ESTIMANDS: dict[Quantity, Estimand] = {
     e.name: e
@@ -60,6 +76,7 @@ ESTIMANDS: dict[Quantity, Estimand] = {
             0.5,
             "above 0.5: stereotype-consistent",
             "",
+            BY_ANSWER,
         ),
         Estimand(
             Quantity.SC_NEW_ITEM,
@@ -69,6 +86,8 @@ ESTIMANDS: dict[Quantity, Estimand] = {
             0.5,
             "above 0.5: stereotype-consistent",
             "Q4 and Q3 use it where they generalise beyond the stimuli",
+            "over new items of the dimension (the item effect, this model's own deviation included, integrated over "
+            "its estimated distribution); wordings and orders " + BY_ANSWER,
         ),
         Estimand(
             Quantity.GAP,
@@ -77,6 +96,7 @@ ESTIMANDS: dict[Quantity, Estimand] = {
             0.0,
             "below 0: explicit milder than implicit",
             "Q4: interval wholly outside the ROPE -> credible gap; wholly inside -> no gap (Kruschke 2018)",
+            "each SC over its own method's answers, as sc (classical) and sc_new_item (posterior) declare",
         ),
         Estimand(
             Quantity.RETAINED_SHARE,

@@ -23,6 +23,7 @@ __all__ = [
     "set_posterior_attrs",
     "save_netcdf",
     "load_netcdf",
+    "posterior_names",
 ]
 
 with warnings.catch_warnings():
@@ -39,6 +40,11 @@ def _group(idata: object, name: str) -> object:
 def posterior_array(idata: object, var: str, draws: slice = slice(None)) -> np.ndarray:
     """Draws of one posterior variable as an array shaped ``(chain, draw, *shape)``, of each chain's ``draws``."""
     return np.asarray(_group(idata, "posterior")[var].isel(draw=draws).transpose("chain", "draw", ...).to_numpy())
+
+
+def posterior_names(idata: object) -> set[str]:
+    """Names of the posterior's variables."""
+    return set(_group(idata, "posterior").data_vars)
 
 
 def divergences(idata: object) -> int:
@@ -125,13 +131,28 @@ def set_posterior_attrs(idata: object, **attrs: object) -> None:
     group.attrs.update(attrs)
 
 
-def save_netcdf(idata: object, path: str | Path) -> Path:
-    """Write the posterior (all groups) to a netCDF file and return its path."""
+def save_netcdf(idata: object, path: str | Path, *, keep: tuple[str, ...] | None = None, max_draws: int = 0) -> Path:
+    """Write the posterior to a compressed netCDF file and return its path.
+
+    With ``keep``, only the posterior group's variables named there (those present) are written, as float32 and
+    thinned evenly to at most ``max_draws`` draws over all chains (0: every draw); the group's attributes travel
+    with it. Without it, every group is written as it is.
+    """
     path = Path(path)
-    if hasattr(idata, "to_netcdf"):
-        idata.to_netcdf(str(path))
+    if keep is not None:
+        posterior = _group(idata, "posterior")
+        names = [name for name in keep if name in posterior.data_vars]
+        chains, draws = posterior.sizes["chain"], posterior.sizes["draw"]
+        step = max(1, -(-chains * draws // max_draws)) if max_draws else 1
+        slim = posterior[names].isel(draw=slice(None, None, step))
+        slim = slim.assign({name: slim[name].astype("float32") for name in names if slim[name].dtype.kind == "f"})
+        slim.attrs = dict(posterior.attrs)
+        idata = az.InferenceData(posterior=slim) if not hasattr(idata, "children") else type(idata)({"posterior": slim})
+    if hasattr(idata, "to_netcdf") and not hasattr(idata, "children"):
+        idata.to_netcdf(str(path), compress=True)
     else:  # pragma: no cover - ArviZ 1.x DataTree
-        idata.to_netcdf(path)
+        encoding = {"/posterior": {name: {"zlib": True} for name in _group(idata, "posterior").data_vars}}
+        idata.to_netcdf(path, encoding=encoding)
     return path
 
 

@@ -62,6 +62,9 @@ class FitConfig:
     chance_margin: float = Thresholds.chance_margin
     seed: int = 0
     progress: bool = False  #: a line on stderr when sampling starts, every 30 s while it runs, and when it ends
+    #: each unit (model) its own deviations from the shared item, template and order effects and its own Likert
+    #: cutpoint spacing where several units answered a method (:func:`bias_validity.psychometrics.bayes.index_design`)
+    unit_effects: bool = False
 
     def __post_init__(self) -> None:
         if self.sampler not in SAMPLERS:

@@ -71,9 +71,22 @@ def cell_scores(
     g, i, m = cells["g"].to_numpy(), cells["i"].to_numpy(), cells["k_m"].to_numpy()
     t, o = cells["t"].to_numpy(dtype=int), cells["o"].to_numpy(dtype=int)
     eta = mu[..., g] + post("tmpl")[..., t] + post("ords")[..., o]
-    cut = None if kind == "binary" else post("cut")[..., cells["c_m"].to_numpy(), :]
+    names = _arviz.posterior_names(idata)
+    own = "tmpl_unit" in names  # each unit's own deviations (methods several units answered)
+    if own:
+        eta = eta + post("tmpl_unit")[..., cells["ut"].to_numpy(dtype=int)]
+        eta = eta + post("ords_unit")[..., cells["uo"].to_numpy(dtype=int)]
+    if kind == "binary":
+        cut = None
+    elif "cut_unit" in names:
+        cut = post("cut_unit")[..., cells["c_um"].to_numpy(dtype=int), :]
+    else:
+        cut = post("cut")[..., cells["c_m"].to_numpy(), :]
     if not new_item:
-        return _side_share(eta + post("b_item")[..., i, m], cut)
+        item = post("b_item")[..., i, m]
+        if own:
+            item = item + post("item_unit")[..., cells["ui"].to_numpy(dtype=int)]
+        return _side_share(eta + item, cut)
     sd_all = _arviz.posterior_array(idata, "chol_stds")
     sd = sd_all[:, draws][..., m]  # sd_all whole: its shape sizes the draws of z below
     # the mean of the items asked, relative to the item distribution's: correlated across methods as the item
@@ -88,9 +101,37 @@ def cell_scores(
     w = np.einsum("cdij,cdjt->cdit", chol, z)
     n_items = pd.Series(i).groupby([t_code, m]).transform("nunique").to_numpy()
     shift = sd * w[..., m, t_code] / np.sqrt(n_items)
+    if own:  # a new item's own deviation for this unit, and these items' mean of it, as for the shared effect
+        unit_sd = _unit_sd(idata, design, cells, draws)
+        u_code = cells[design.columns.unit].astype(str).map({name: k for k, name in enumerate(design.units)})
+        z_unit = np.random.default_rng([seed, 1]).standard_normal(
+            (*sd_all.shape[:2], len(design.units), len(design.methods), len(traits))
+        )[:, draws]
+        per_unit_items = pd.Series(i).groupby([u_code.to_numpy(), t_code, m]).transform("nunique").to_numpy()
+        shift = shift + unit_sd * z_unit[..., u_code.to_numpy(), m, t_code] / np.sqrt(per_unit_items)
+        sd = np.sqrt(sd**2 + unit_sd**2)
+    # a new item's SC depends on the cell's group, template and order only: integrate once per distinct triple
+    codes, first = _distinct(g, t, o)
+    eta, shift, sd = eta[..., first] - shift[..., first], None, sd[..., first]
+    cut = None if cut is None else cut[..., first, None, :]
     nodes = np.sqrt(2.0) * sd[..., None] * _GH_NODES
-    cut = None if cut is None else cut[..., None, :]
-    return (_side_share((eta - shift)[..., None] + nodes, cut) * _GH_WEIGHTS).sum(axis=-1) / np.sqrt(np.pi)
+    share = (_side_share(eta[..., None] + nodes, cut) * _GH_WEIGHTS).sum(axis=-1) / np.sqrt(np.pi)
+    return share[..., codes]
+
+
+def _distinct(*columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's code among the distinct rows of ``columns``, and the first row of each code."""
+    codes, _ = pd.factorize(pd.MultiIndex.from_arrays(columns))
+    _, first = np.unique(codes, return_index=True)
+    return codes, first
+
+
+def _unit_sd(idata: object, design: Design, cells: pd.DataFrame, draws: slice) -> np.ndarray:
+    """Each cell's SD of unit deviations from the shared item effects (0 for a method only one unit answered)."""
+    sd = _arviz.posterior_array(idata, "sigma_item_unit", draws)
+    sd = np.concatenate([sd, np.zeros((*sd.shape[:2], 1))], axis=-1)
+    index = {name: k for k, name in enumerate(design.unit_methods)}
+    return sd[..., cells[design.columns.method].map(index).fillna(len(index)).to_numpy(dtype=int)]
 
 
 #: Most values (chains x draws x cells x quadrature nodes) one slice of :func:`cell_scores` holds: 2^24 doubles,
@@ -106,25 +147,65 @@ def _draw_slices(idata: object, cells: int, per_cell: int) -> list[slice]:
     return [slice(start, start + step) for start in range(0, n_draws, step)]
 
 
-def _group_means(values: np.ndarray, g: np.ndarray, n_groups: int, mask: np.ndarray | None = None) -> np.ndarray:
-    """Equal-weight mean of each group's cells (optionally only those in ``mask``): ``(chain, draw, group)``."""
+def _group_means(
+    values: np.ndarray,
+    g: np.ndarray,
+    n_groups: int,
+    mask: np.ndarray | None = None,
+    weight: np.ndarray | None = None,
+) -> np.ndarray:
+    """Weighted mean of each group's cells (optionally only those in ``mask``; equal weights unless ``weight``):
+    ``(chain, draw, group)``."""
     weights = np.zeros((len(g), n_groups))
     keep = np.ones(len(g), dtype=bool) if mask is None else mask
-    weights[np.flatnonzero(keep), g[keep]] = 1.0
+    weights[np.flatnonzero(keep), g[keep]] = 1.0 if weight is None else weight[keep]
     with np.errstate(invalid="ignore"):
         weights /= weights.sum(axis=0, keepdims=True)
     return values @ np.nan_to_num(weights)
 
 
+def answer_weights(design: Design, kind: str, reversed_order: Callable[[str], bool] | None = None) -> np.ndarray:
+    """Each binary or ordinal cell's weight in its group's SC: the answers it holds that take a side, as the
+    classical SC pools them (:data:`bias_validity.psychometrics.estimands.ESTIMANDS` ``[sc]``).
+
+    For a Likert group asked statements and reversals (``reversed_order`` tells them apart by the cell's order)
+    each polarity's cells share half the weight, as the classical SC is the mean of the two polarities' shares.
+    A group without a side-taking answer weighs its cells equally.
+    """
+    cells = design.binary if kind == "binary" else design.ordinal
+    if kind == "binary":
+        n = cells["n"].to_numpy(dtype=float)
+    else:
+        levels = np.arange(1, design.levels + 1)
+        n = design.ordinal_counts[:, levels != (design.levels + 1) / 2].sum(axis=1).astype(float)
+    g = cells["g"].to_numpy()
+    polarity = np.zeros(len(cells), dtype=int)
+    if kind != "binary" and reversed_order is not None:
+        polarity = cells[design.columns.order].astype(str).map(reversed_order).to_numpy(dtype=int)
+    key = pd.Series(n).groupby([g, polarity])
+    total, parts = key.transform("sum").to_numpy(), pd.Series(polarity).groupby(g).transform("nunique").to_numpy()
+    cells_in = key.transform("size").to_numpy()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        weight = np.where(total > 0, n / total, 1.0 / cells_in) / parts
+    return weight
+
+
 def group_scores(
-    idata: object, design: Design, *, new_item: bool = False, seed: int = 0
+    idata: object,
+    design: Design,
+    *,
+    new_item: bool = False,
+    seed: int = 0,
+    reversed_order: Callable[[str], bool] | None = None,
 ) -> dict[tuple[str, str, str], np.ndarray]:
     """Design-averaged SC draws ``(chain, draw)`` per (unit, trait, method) for binary and ordinal methods.
 
-    The SC of a group is the mean, over the group's design cells (item x template x order, equally weighted), of
-    :func:`cell_scores`: the share a study of this design would show with infinitely many repetitions of *these*
-    items, or with ``new_item=True`` of a new item of the same trait. A method without item effects (seen on fewer
-    than 2 items) has no new-item SC: nothing says how items vary. ``seed``: as in :func:`cell_scores`.
+    The SC of a group is the mean, over the group's design cells (item x template x order) weighted by the answers
+    each holds (:func:`answer_weights`, the weighting the classical SC has), of :func:`cell_scores`: the share a
+    study of this design would show with infinitely many repetitions of *these* items, or with ``new_item=True``
+    of a new item of the same trait asked under the wordings and orders in the proportions the study asked them.
+    A method without item effects (seen on fewer than 2 items) has no new-item SC: nothing says how items vary.
+    ``seed``: as in :func:`cell_scores`; ``reversed_order``: as in :func:`answer_weights`.
     """
     out: dict[tuple[str, str, str], np.ndarray] = {}
     mask = design.item_mask()
@@ -135,7 +216,8 @@ def group_scores(
         g = cells["g"].to_numpy()
         slices = _draw_slices(idata, len(cells), len(_GH_NODES) if new_item else 1)
         parts_sc = [cell_scores(idata, design, kind, new_item=new_item, draws=part, seed=seed) for part in slices]
-        sc = np.concatenate([_group_means(values, g, len(groups)) for values in parts_sc], axis=1)
+        weight = answer_weights(design, kind, reversed_order)
+        sc = np.concatenate([_group_means(values, g, len(groups), weight=weight) for values in parts_sc], axis=1)
         for j, key in enumerate(map(tuple, groups.to_numpy())):
             if new_item and not mask[design.methods.index(key[2])]:
                 continue
@@ -192,8 +274,8 @@ def derived_draws(
     polarities get an ``acquiescence`` row (:func:`acquiescence_scores`). ``seed`` seeds the new-item SCs' draws of
     the items' mean (:func:`cell_scores`).
     """
-    sc = group_scores(idata, design)
-    new = group_scores(idata, design, new_item=True, seed=seed)
+    sc = group_scores(idata, design, reversed_order=reversed_order)
+    new = group_scores(idata, design, new_item=True, seed=seed, reversed_order=reversed_order)
     labels: list[tuple[str, str, str, str]] = []
     draws: list[np.ndarray] = []
 

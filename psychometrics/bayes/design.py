@@ -65,6 +65,17 @@ class Design:
     score_groups: pd.DataFrame
     binary_methods: list[str] = field(default_factory=list)
     score_methods: list[str] = field(default_factory=list)
+    units: list[str] = field(default_factory=list)  #: the units (models), sorted
+    #: "unit|method|template", "unit|method|order" and "unit|method|item" labels of the pairs the binary and ordinal
+    #: cells hold (cell columns ``ut``, ``uo``, ``ui``): each unit's own deviations from the shared effects
+    unit_templates: list[str] = field(default_factory=list)
+    unit_orders: list[str] = field(default_factory=list)
+    unit_items: list[str] = field(default_factory=list)
+    #: "unit|method" of each ordinal unit x method (cell column ``c_um``): each has its own Likert cutpoints
+    unit_ordinal: list[str] = field(default_factory=list)
+    #: binary and ordinal methods answered by at least two units: only their cells carry unit deviations (the
+    #: others' ``ut``, ``uo``, ``ui`` point one past the labels, a deviation of zero)
+    unit_methods: list[str] = field(default_factory=list)
 
     @property
     def levels(self) -> int:
@@ -138,13 +149,16 @@ def index_design(
     scores: pd.DataFrame | None = None,
     columns: Columns = DEFAULT_COLUMNS,
     levels: int = 5,
+    unit_effects: bool = False,
 ) -> Design:
     """Attach integer indices to the binary cells, the ordinal cells and the continuous scores of a study.
 
     ``binary`` has the cell columns plus ``k`` (consistent answers) and ``n`` (valid answers); ``ordinal`` has the
     cell columns plus ``level`` (1..``levels``) and ``n``; ``scores`` has the cell columns plus ``score``. An item
     is a (trait, item) pair: an id asked under two traits is two items, each with its own effects and trait
-    (labels: :func:`item_labels`).
+    (labels: :func:`item_labels`). With ``unit_effects``, the binary and ordinal methods that at least two units
+    answered (:attr:`Design.unit_methods`) get each unit's own template, order and item labels, for the model's
+    unit deviations; without it there are none.
     """
     cols = columns
     ordinal = _empty(cols, ("level", "n")) if ordinal is None else ordinal
@@ -168,6 +182,17 @@ def index_design(
     om = pd.concat([binary, ord_wide])[[cols.method, cols.order]].astype(str)
     templates = sorted(set(tm[cols.method] + "|" + tm[cols.template]))
     orders = sorted(set(om[cols.method] + "|" + om[cols.order]))
+    units = sorted(all_cells[cols.unit].astype(str).unique())
+    answered = pd.concat([binary, ord_wide])[cols.cell].astype(str)
+    # a unit deviates from a shared effect only where a second unit answered the same method
+    shared_by = answered.groupby(cols.method)[cols.unit].nunique()
+    unit_methods = sorted(shared_by.index[shared_by > 1]) if unit_effects else []
+    answered = answered[answered[cols.method].isin(unit_methods)]
+    answered_item = item_labels(answered, cols, composite=composite)
+    by_unit = answered[cols.unit] + "|" + answered[cols.method] + "|"
+    unit_templates = sorted(set(by_unit + answered[cols.template]))
+    unit_orders = sorted(set(by_unit + answered[cols.order]))
+    unit_items = sorted(set(by_unit + answered_item))
 
     def attach(frame: pd.DataFrame, with_effects: bool) -> tuple[pd.DataFrame, pd.DataFrame]:
         out = frame.reset_index(drop=True).copy()
@@ -181,6 +206,15 @@ def index_design(
         if with_effects:
             out["t"] = (out[cols.method] + "|" + out[cols.template]).map({v: j for j, v in enumerate(templates)})
             out["o"] = (out[cols.method] + "|" + out[cols.order]).map({v: j for j, v in enumerate(orders)})
+            prefix = out[cols.unit] + "|" + out[cols.method] + "|"
+            item = item_labels(out, cols, composite=composite)
+            for column, labels, part in (
+                ("ut", unit_templates, out[cols.template]),
+                ("uo", unit_orders, out[cols.order]),
+                ("ui", unit_items, item),
+            ):
+                # a cell of a method no second unit answered points past the labels: its deviation is zero
+                out[column] = (prefix + part).map({v: j for j, v in enumerate(labels)}).fillna(len(labels)).astype(int)
         return out, groups
 
     b, b_groups = attach(binary, True)
@@ -189,8 +223,10 @@ def index_design(
     if len(s):
         s["z"] = s.groupby([cols.method, cols.template])["score"].transform(_standardise).astype(float)
     ord_methods = sorted(o[cols.method].unique())
+    unit_ordinal = sorted(set(o[cols.unit] + "|" + o[cols.method])) if len(o) else []
     if len(o):
         o["c_m"] = o[cols.method].map({v: j for j, v in enumerate(ord_methods)}).astype(int)
+        o["c_um"] = (o[cols.unit] + "|" + o[cols.method]).map({v: j for j, v in enumerate(unit_ordinal)}).astype(int)
     counts = o[[f"level_{j}" for j in range(1, levels + 1)]].to_numpy(dtype=int) if len(o) else np.zeros((0, levels))
     return Design(
         columns=cols,
@@ -208,6 +244,12 @@ def index_design(
         score_groups=s_groups,
         binary_methods=sorted(b[cols.method].unique()),
         score_methods=sorted(s[cols.method].unique()),
+        units=units,
+        unit_templates=unit_templates,
+        unit_orders=unit_orders,
+        unit_items=unit_items,
+        unit_ordinal=unit_ordinal,
+        unit_methods=unit_methods,
     )
 
 

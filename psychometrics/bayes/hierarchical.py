@@ -8,6 +8,7 @@ runs :func:`fit_to_gate` and returns the :class:`BayesFit`.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -19,14 +20,14 @@ from bias_validity.psychometrics.bayes._pymc import pm
 from bias_validity.psychometrics.bayes.config import FitConfig
 from bias_validity.psychometrics.bayes.derived import derived_draws, summarise
 from bias_validity.psychometrics.bayes.design import DEFAULT_COLUMNS, Columns, Design, index_design
-from bias_validity.psychometrics.bayes.diagnostics import diagnostics_gate
+from bias_validity.psychometrics.bayes.diagnostics import GATE, diagnostics_gate
 from bias_validity.psychometrics.bayes.identification import IDENTIFICATION, identification, prior_draws
 from bias_validity.psychometrics.bayes.model import build_model
 from bias_validity.psychometrics.bayes.ppc import posterior_predictive_check
 from bias_validity.psychometrics.bayes.result import BayesFit
 from bias_validity.psychometrics.bayes.sampling import SampleRun, sample
 
-__all__ = ["GatedFit", "prior_derived_draws", "summarise_fit", "fit_to_gate", "fit_hierarchical"]
+__all__ = ["GatedFit", "prior_derived_draws", "summarise_fit", "fit_to_gate", "fit_hierarchical", "retry_reason"]
 
 _SUMMARY_COLUMNS = ["mean", "hdi_low", "hdi_high", "p_direction", "estimable", "reason"]
 _IDENTIFICATION_COLUMNS = ["contraction", "item_contrasts", "identified"]
@@ -159,7 +160,44 @@ def fit_to_gate(
         retry = config.retry(divergences=gate["divergences"])
         if gate["passed"] or retry is None:
             return GatedFit(run=run, table=table, gate=gate, config=config, attempts=attempts)
+        if config.progress:
+            print(f"{retry_reason(table, gate)}: {_next_attempt(config, retry)}", file=sys.stderr, flush=True)
         config = retry
+
+
+def retry_reason(table: pd.DataFrame, gate: dict[str, object]) -> str:
+    """What made a fit miss its gate, with the figure: "12 divergent transitions", or the worst gated quantity
+    ("R-hat 1.02 on gap_explicit_implicit[tuned-1b, race]", "bulk ESS 310 on sc[base-8b, age, implicit]").
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"quantity": ["sc", "gap_explicit_implicit"], "model": ["m", "m"], "dimension": ["race"] * 2,
+    ...                   "method": ["implicit", ""], "rhat": [1.001, 1.03], "ess_bulk": [900.0, 500.0],
+    ...                   "ess_tail": [800.0, 700.0], "estimable": True, "identified": True})
+    >>> retry_reason(t, {"divergences": 0})
+    'R-hat 1.03 on gap_explicit_implicit[m, race]'
+    """
+    if gate.get("divergences"):
+        return f"{gate['divergences']} divergent transitions"
+    gated = table[table["estimable"] & table.get("identified", True)]
+    for column, name, worst, bad in (
+        ("rhat", "R-hat", gated["rhat"].idxmax, lambda v: v > GATE["max_rhat"]),
+        ("ess_bulk", "bulk ESS", gated["ess_bulk"].idxmin, lambda v: v < GATE["min_ess_bulk"]),
+        ("ess_tail", "tail ESS", gated["ess_tail"].idxmin, lambda v: v < GATE["min_ess_tail"]),
+    ):
+        if gated.empty or not bad(gated.at[worst(), column]):
+            continue
+        row = gated.loc[worst()]
+        where = ", ".join(str(row[c]) for c in table.columns[1:4] if str(row[c]) not in ("", "nan"))
+        value = f"{row[column]:.2f}" if column == "rhat" else f"{row[column]:.0f}"
+        return f"{name} {value} on {row['quantity']}[{where}]"
+    return "the diagnostics gate was missed (E-BFMI or tree depth)"
+
+
+def _next_attempt(config: FitConfig, retry: FitConfig) -> str:
+    if retry.target_accept != config.target_accept:
+        return f"retrying at target acceptance {retry.target_accept:g}"
+    return f"retrying with {retry.draws} draws"
 
 
 def fit_hierarchical(
@@ -242,7 +280,7 @@ def fit_hierarchical(
      'min_ess_tail', 'not_identified', 'passed', 'target_accept']
     """
     config = FitConfig() if config is None else config
-    design = index_design(binary, ordinal=ordinal, scores=scores, columns=columns)
+    design = index_design(binary, ordinal=ordinal, scores=scores, columns=columns, unit_effects=config.unit_effects)
     known = set(design.binary_groups[columns.unit]) | set(design.ordinal_groups[columns.unit])
     unknown = sorted({u for pair in base_tuned for u in pair} - known)
     if unknown:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # light at import: the analyses read the labels and threshold
     from bias_validity.psychometrics.bayes._pymc import pm
     from bias_validity.psychometrics.bayes.design import Design
 
-__all__ = ["IDENTIFICATION", "NOT_IDENTIFIED", "prior_draws", "item_contrasts", "identification"]
+__all__ = ["DERIVED_FROM", "IDENTIFICATION", "NOT_IDENTIFIED", "prior_draws", "item_contrasts", "identification"]
 
 #: Thresholds below which a quantity is labelled not identified.
 #:
@@ -37,7 +37,21 @@ IDENTIFICATION: dict[str, float] = {"min_contraction": 0.5, "min_item_contrasts"
 NOT_IDENTIFIED = "not identified"
 
 #: The model variables derived quantities are computed from (:func:`bias_validity.psychometrics.bayes.derived_draws`).
-_DERIVED_FROM = ("b_item", "tmpl", "ords", "mu_b", "mu_o", "cut", "chol_corr", "chol_stds")
+DERIVED_FROM = (
+    "b_item",
+    "tmpl",
+    "ords",
+    "mu_b",
+    "mu_o",
+    "cut",
+    "chol_corr",
+    "chol_stds",
+    "tmpl_unit",
+    "ords_unit",
+    "item_unit",
+    "cut_unit",
+    "sigma_item_unit",
+)
 
 
 def prior_draws(model: pm.Model, *, draws: int = 2000, seed: int = 0) -> object:
@@ -48,7 +62,7 @@ def prior_draws(model: pm.Model, *, draws: int = 2000, seed: int = 0) -> object:
     from bias_validity.psychometrics.bayes import _arviz
     from bias_validity.psychometrics.bayes._pymc import pm
 
-    names = [v for v in _DERIVED_FROM if v in model.named_vars]
+    names = [v for v in DERIVED_FROM if v in model.named_vars]
     logging.getLogger("pymc").setLevel(logging.ERROR)  # as sampling.sample: no "Sampling: [...]" line per fit
     with model:
         prior = pm.sample_prior_predictive(draws=draws, var_names=names, random_seed=seed)

@@ -25,6 +25,7 @@ def simulate_study(
     ordinal_methods: tuple[str, ...] = ("explicit",),
     score_methods: tuple[str, ...] = ("logprob",),
     item_corr: float = 0.6,
+    unit_sd: float = 0.0,
     seed: int = 0,
     columns: Columns = DEFAULT_COLUMNS,
 ) -> dict[str, pd.DataFrame]:
@@ -38,6 +39,9 @@ def simulate_study(
         Methods observed as binomial counts, as 5-point Likert counts, and as one continuous score per cell.
     item_corr : float
         Correlation of the item effects between every pair of methods.
+    unit_sd : float
+        Logit SD of each unit's own deviations from the shared item, template and order effects of the sampled and
+        Likert methods (the model's unit deviations); 0 draws none.
     seed : int
         Random seed.
     columns : Columns
@@ -85,6 +89,13 @@ def simulate_study(
     ordr = {m: rng.normal(0, 0.3, orders) for m in methods}
     cut = np.array([-2.0, -0.8, 0.4, 1.5])
     rows: dict[str, list[dict]] = {"binary": [], "ordinal": [], "scores": [], "truth": []}
+    # each unit's own deviations from the shared item, template and order effects (sampled and Likert methods),
+    # from a stream of their own, so unit_sd=0 leaves every other draw as it was
+    dev = np.random.default_rng([seed, 2])
+    own = {
+        u: {m: tuple(dev.normal(0, unit_sd, size) for size in (len(item_names), templates, orders)) for m in methods}
+        for u in unit_names
+    }
     for u, t, (mi, m) in itertools.product(unit_names, trait_names, enumerate(methods)):
         mu = rng.normal(0.6, 0.6) if m not in ordinal_methods else rng.normal(0.0, 0.6)
         if m in score_methods:
@@ -93,6 +104,9 @@ def simulate_study(
         for j, tp, o in itertools.product(range(items), range(templates), range(orders)):
             i = item_names.index(f"{t}-{j:02d}")
             eta = mu + b[i, mi] + tmpl[m][tp] + ordr[m][o]
+            if m not in score_methods:
+                item_u, tmpl_u, ord_u = own[u][m]
+                eta += item_u[i] + tmpl_u[tp] + ord_u[o]
             key = {c.unit: u, c.trait: t, c.method: m, c.template: f"T{tp}", c.item: item_names[i], c.order: f"o{o}"}
             if m in binary_methods:
                 p = expit(eta)
