@@ -16,6 +16,14 @@ Parts (run all by default; select with --part):
 - ``large``: a simulated large imported study (4 models x 8 dimensions x 100 items x 15 templates x 2 binary methods,
   one answer in a random quarter of the cells: about 24,000 answers) fitted to the gate with the defaults, with
   the time in sampling (compile and NUTS, every attempt) apart from the rest and the process's peak memory.
+- ``real``: a study shaped like published ones (:func:`bias_validity.simulate.real_shaped.simulate_real_shaped`: 4
+  base and tuned models x 3 dimensions x 280 items x 15 wordings x 2 methods, 25,000 answers, most cells holding
+  one, models reacting to wordings and items in their own ways) fitted with ``fit_study`` with each model's own
+  deviations (``unit_effects``; ``--shared-only`` without, the baseline: run each in its own process for its peak
+  memory), otherwise the defaults: wall
+  time, draws, gate, peak memory, the saved fit's size, the predictive check's share of groups outside per method,
+  how many of the 12 posterior new-item gaps' HDIs cover the truth and how many agree with the classical
+  item-cluster gap within 2 combined standard errors.
 - ``coverage``: N simulated studies with known parameters (one compiled model, new data each time; 4 chains x 500
   draws after 500 warm-up): share of 90% HDIs of SC and of the explicit-implicit gap that contain the truth.
 
@@ -25,7 +33,7 @@ fit), so what is measured here is what ``bias-validity fit`` does; only the samp
 compiled model reused with new data).
 
 The last line printed is one JSON object with every figure, as ratios where a baseline exists.
-Usage: python bench/fit.py [--part samplers scale demo large coverage] [--studies 100] [--store demo/study.sqlite]
+Usage: python bench/fit.py [--part samplers scale demo large real coverage] [--studies 100] [--store demo/study.sqlite]
 """
 
 from __future__ import annotations
@@ -239,6 +247,48 @@ def part_large() -> dict[str, object]:
     }
 
 
+def part_real(seed: int = 0, unit_effects: bool = True) -> dict[str, object]:
+    import tempfile
+    from pathlib import Path
+
+    from bias_validity.analyses.fit import fit_study
+    from bias_validity.analyses.questions.gap import gap
+    from bias_validity.psychometrics.bayes.ppc import share_outside
+    from bias_validity.simulate.real_shaped import simulate_real_shaped
+
+    study = simulate_real_shaped(seed=seed)
+    start = time.perf_counter()
+    fit = fit_study(study.responses, config=FitConfig(progress=True, unit_effects=unit_effects))
+    wall = time.perf_counter() - start
+    peak_gb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # kilobytes on Linux
+    with tempfile.TemporaryDirectory() as tmp:
+        size_mb = fit.save(Path(tmp) / "fit.nc").stat().st_size / 2**20
+    key = ["model", "dimension"]
+    post = fit.quantities[fit.quantities["quantity"] == "gap_explicit_implicit"].merge(study.gaps, on=key)
+    classical = gap(study.responses).figures
+    classical = classical[classical["interval"].str.startswith("item-cluster")].merge(post, on=key)
+    z = 1.959964  # interval half-widths as standard errors (95% intervals)
+    se_post = (classical["hdi_high"] - classical["hdi_low"]) / (2 * z)
+    se_classical = (classical["ci_high"] - classical["ci_low"]) / (2 * z)
+    agree = (classical["mean"] - classical["estimate"]).abs() <= 2 * np.hypot(se_post, se_classical)
+    diag = fit.diagnostics
+    return {
+        "answers": len(study.responses),
+        "wall_s": round(wall, 1),
+        "sampling_s": round(fit.seconds, 1),
+        "draws": diag["draws"],
+        "passed": diag["passed"],
+        "min_ess_bulk": round(diag["min_ess_bulk"]),
+        "divergences": diag["divergences"],
+        "peak_memory_gb": round(peak_gb, 2),
+        "fit_file_mb": round(size_mb, 1),
+        "ppc_share_outside": share_outside(fit.ppc).round(3).to_dict(),
+        "gap_cells": len(post),
+        "gap_hdi_covers_truth": int(((post["hdi_low"] <= post["gap"]) & (post["gap"] <= post["hdi_high"])).sum()),
+        "gap_agrees_with_classical": int(agree.sum()),
+    }
+
+
 def part_coverage(studies: int, prob: float = 0.9) -> dict[str, object]:
     """Each study is fitted by the library's :func:`fit_to_gate` (its post-sampling step and gate, one attempt)
     with a sampler that reuses one compiled nutpie model, given each study's answers; the designs share one
@@ -305,13 +355,16 @@ def main() -> None:
     parser.add_argument(
         "--part",
         nargs="+",
-        default=["samplers", "scale", "demo", "large", "coverage"],
-        choices=["samplers", "scale", "demo", "large", "coverage"],
+        default=["samplers", "scale", "demo", "large", "real", "coverage"],
+        choices=["samplers", "scale", "demo", "large", "real", "coverage"],
     )
     parser.add_argument("--store", default="demo/study.sqlite", help="the demo store (part demo)")
     parser.add_argument("--seeds", type=int, default=5, help="fit seeds of the demo store (part demo)")
     parser.add_argument("--samplers", nargs="+", default=["nutpie", "pymc"])
     parser.add_argument("--studies", type=int, default=100)
+    parser.add_argument(
+        "--shared-only", action="store_true", help="part real: fit without the models' own deviations (the baseline)"
+    )
     parser.add_argument("--naive-draws", type=int, default=300, help="draws of the naive per-trial fit (0: skip it)")
     args = parser.parse_args()
     out: dict[str, object] = {"cpus": os.cpu_count(), "load_1min": round(os.getloadavg()[0], 1)}
@@ -323,6 +376,8 @@ def main() -> None:
         out["demo"] = part_demo(args.store, args.seeds)
     if "large" in args.part:
         out["large"] = part_large()
+    if "real" in args.part:
+        out["real"] = part_real(unit_effects=not args.shared_only)
     if "coverage" in args.part:
         out["coverage"] = part_coverage(args.studies)
     print(json.dumps(out))
