@@ -30,7 +30,7 @@ from bias_validity.analyses.questions.gap import _rope_verdict
 from bias_validity.analyses.questions.reliability import _shift_verdict
 from bias_validity.analyses.result import ALL_DIMENSIONS, Verdict
 from bias_validity.analyses.study import Study, as_study, item_keys, sc_difference, sc_interval
-from bias_validity.probes.schema import IMPLICIT_ORDERS, REVERSED_SUFFIX, Method
+from bias_validity.probes.schema import ATTRIBUTE_ORDERS, IMPLICIT_ORDERS, REVERSED_SUFFIX, WEAT_ITEM, Method
 from bias_validity.psychometrics.clustered import MIN_CLUSTERS
 from bias_validity.psychometrics.forms import form_shifts
 from bias_validity.psychometrics.framing import FramingVerdict, ablation_retained_share
@@ -432,7 +432,7 @@ def _pilot_cells(study: Study, pool: Callable[[str], int | None]) -> list[_Cell]
             occasions = len(g[[c for c in ("session", "rep") if c in g.columns]].drop_duplicates())
             per_item[str(name)] = len(g) / (g["item_id"].nunique() * max(occasions, 1))
         for name in (_LOG, _EMB):
-            det = group[(group["method"] == name) & (group["item_id"] != "WEAT")]
+            det = group[(group["method"] == name) & (group["item_id"] != WEAT_ITEM)]
             if len(det):
                 per_item[name] = len(det) / det["item_id"].nunique()
         imp_rows = study.answers(_IMP)
@@ -859,7 +859,7 @@ def _needs(cell: _Cell, config: AnalysisConfig, targets: PlanTargets) -> list[_N
                 (lambda m, r: q5_figures(m, r)[1] >= power) if abs(ref - 0.5) > 1e-3 else None,
                 q5_figures,
                 why=f"the assumed reflection SC {ref:.2f} sits on 0.5",
-                check="reflection",
+                check=Method.REFLECTION.value,
                 simulate=lambda m, r: _sc_simulated([(mom, rng(), 1.0)], m, r, ref, ci),
             )
         )
@@ -982,7 +982,7 @@ def _q5_needs(cells: list[_Cell], config: AnalysisConfig, targets: PlanTargets) 
             (lambda m, r, f=figures: f(m, r)[1] >= power) if abs(sc - 0.5) > 1e-3 else None,
             figures,
             why=f"the assumed reflection SC {sc:.2f} sits on 0.5",
-            check="reflection",
+            check=Method.REFLECTION.value,
             simulate=lambda m, r, moments=moments, weights=weights, sc=sc: _sc_simulated(
                 [
                     (mo, np.random.default_rng(config.seed + 1 + k), w)
@@ -1321,7 +1321,7 @@ def _answers(
     rank = np.tile(np.arange(reps), k.size)
     orders = np.array(IMPLICIT_ORDERS)
     if method == _EXP:
-        orders = np.array(["xy", "yx", "xy" + REVERSED_SUFFIX, "yx" + REVERSED_SUFFIX])
+        orders = np.array([*ATTRIBUTE_ORDERS, *(o + REVERSED_SUFFIX for o in ATTRIBUTE_ORDERS)])
     return pd.DataFrame(
         {
             "model": cell.model,
@@ -1358,7 +1358,7 @@ def _check_row(
             _, low, high, _ = sc_difference(exp, imp, config)
             halves.append((high - low) / 2)
             decided.append(_rope_verdict(low, high, th.gap_rope))
-        elif need.check == "reflection":
+        elif need.check == Method.REFLECTION.value:
             rows = pd.concat([_answers(c, d, _REF, reps, rng) for c, d in zip(have, draws, strict=True)])
             est = sc_interval(rows, config)
             halves.append((est.high - est.low) / 2)
