@@ -157,7 +157,7 @@ def _rows(name: str, header: Any, samples: Iterable[Any], coded_by: str | None) 
         answer = score.answer if score is not None and score.answer is not None else _completion(sample)
         params = {"inspect_task": header.eval.task, "sample_id": sample.id, "epoch": sample.epoch, "scorer": coder}
         if sample.error is not None:
-            params["error"] = _one_line(sample.error.message)
+            params["inspect_error"] = _one_line(sample.error.message)
         ours = {
             "model": header.eval.model,
             "template_id": header.eval.task,

@@ -157,7 +157,7 @@ def test_an_unfinished_log_is_refused_unless_partial(server, samples, tmp_path, 
     assert len(back) == len(log) >= 1
     failed = back[back["item_id"] + "/" + back["order"] == failing]
     assert failed["status"].tolist() == ["error"] and failed["consistent"].isna().all()  # kept, not dropped
-    assert json.loads(failed["params"].iloc[0])["error"].startswith("RuntimeError")
+    assert json.loads(failed["params"].iloc[0])["inspect_error"].startswith("RuntimeError")
 
 
 @pytest.mark.parametrize(
