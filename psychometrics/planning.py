@@ -223,7 +223,18 @@ def cluster_mean_variance(between: float, within: float, *, clusters: float, clu
     float
         :math:`(\\sigma_b^2 + \\sigma_w^2 / m) / G`, which equals :math:`(\\sigma_b^2 + \\sigma_w^2)
         \\,\\mathrm{deff}/(m G)` with :func:`design_effect` at :math:`\\rho = \\sigma_b^2 / (\\sigma_b^2 +
-        \\sigma_w^2)` (Kish 1965, sec. 5.4; Donner & Klar 2000, ch. 2).
+        \\sigma_w^2)`.
+
+    Notes
+    -----
+    The between-cluster variance enters once per cluster, the within-cluster variance once per answer: the
+    variance of a two-stage cluster mean (Kish 1965 [1]_, sec. 5.4; Donner & Klar 2000 [2]_, ch. 2).
+
+    References
+    ----------
+    .. [1] Kish, L. (1965). Survey Sampling. Wiley.
+    .. [2] Donner, A., & Klar, N. (2000). Design and Analysis of Cluster Randomization Trials in Health Research.
+       Arnold.
 
     Examples
     --------
@@ -240,9 +251,25 @@ def cluster_mean_variance(between: float, within: float, *, clusters: float, clu
 def c4(n: float) -> float:
     """The bias factor of a sample standard deviation: ``E[s] = c4(n) sigma`` for ``n`` normal draws.
 
+    Parameters
+    ----------
+    n : float
+        Draws the standard deviation is computed from, ``n >= 2``.
+
+    Returns
+    -------
+    float
+        :math:`c_4(n) = \\sqrt{2/(n-1)}\\,\\Gamma(n/2)/\\Gamma((n-1)/2)`, below 1 and rising towards it with ``n``.
+
     Notes
     -----
-    :math:`c_4(n) = \\sqrt{2/(n-1)}\\,\\Gamma(n/2)/\\Gamma((n-1)/2)` (e.g. ASTM E2587; 0.9400 at n = 5).
+    The mean of the chi distribution with ``n - 1`` degrees of freedom, scaled by :math:`1/\\sqrt{n-1}`
+    (ASTM E2587 [1]_; 0.9400 at n = 5). Computed from log-gammas so large ``n`` does not overflow.
+
+    References
+    ----------
+    .. [1] ASTM E2587-16 (2016). Standard Practice for Use of Control Charts in Statistical Process Control.
+       ASTM International.
 
     Examples
     --------
@@ -275,6 +302,15 @@ def t_half_width(sd: float, n: float, *, ci: float = 0.95, expected: bool = True
     -------
     float
         :math:`t_{(1+ci)/2,\\,n-1} \\cdot [c_4(n)] \\cdot sd / \\sqrt{n}`.
+
+    Notes
+    -----
+    The one-sample t interval (Student 1908 [1]_). With ``expected`` the estimated SD's mean :math:`c_4(n)\\sigma`
+    replaces :math:`\\sigma`, so the figure is the half-width an analysis of ``n`` units reports on average.
+
+    References
+    ----------
+    .. [1] Student (1908). The probable error of a mean. Biometrika 6, 1-25.
 
     Examples
     --------
@@ -312,6 +348,16 @@ def power_to_clear(distance: float, sd: float, n: float, *, ci: float = 0.95) ->
         ``statsmodels.stats.power.TTestPower().power(..., alternative="larger")`` (the tests check they agree),
         computed here with scipy's noncentral-t ufunc because planning calls it thousands of times.
 
+    Notes
+    -----
+    The interval's bound lies beyond the threshold exactly when the one-sided t test of the threshold at
+    :math:`(1 - ci)/2` rejects; its power is :math:`1 - F_{nct}(t_{crit};\\, n - 1,\\, \\delta\\sqrt{n}/\\sigma)`
+    (Cohen 1988 [1]_, ch. 2).
+
+    References
+    ----------
+    .. [1] Cohen, J. (1988). Statistical Power Analysis for the Behavioral Sciences (2nd ed.). Erlbaum.
+
     Examples
     --------
     >>> round(power_to_clear(0.1, 0.2, 34), 3)
@@ -346,9 +392,13 @@ def tost_power(shift: float, sd: float, n: float, *, limit: float, ci: float = 0
     -------
     float
         :math:`\\max(0, P_+ + P_- - 1)`, :math:`P_\\pm` the power of each one-sided test
-        (:func:`power_to_clear` with distances ``limit - shift`` and ``limit + shift``). This is the usual
-        approximation (Phillips 1990 [2]_): exact when one test's power is near one, a lower bound otherwise, and
-        within a few points of the simulated TOST power over the range planning uses (tests).
+        (:func:`power_to_clear` with distances ``limit - shift`` and ``limit + shift``).
+
+    Notes
+    -----
+    Both tests must reject, so the joint power is at least :math:`P_+ + P_- - 1` (Bonferroni). This is the usual
+    approximation (Phillips 1990 [2]_): exact when one test's power is near one, a lower bound otherwise, and
+    within a few points of the simulated TOST power over the range planning uses (tests).
 
     References
     ----------
@@ -416,6 +466,32 @@ def icc_sample_size(icc: float, raters: int, width: float, *, ci: float = 0.95) 
 
 def icc_interval_width(icc: float, raters: int, targets: float, *, ci: float = 0.95) -> float:
     """Expected full width of an ICC interval over ``targets`` targets: Bonett's (2002) formula solved for ``w``.
+
+    Parameters
+    ----------
+    icc : float
+        Planning value of the ICC of a single rating, in [0, 1).
+    raters : int
+        Ratings per target, >= 2.
+    targets : float
+        Targets rated, > 1.
+    ci : float
+        Interval level.
+
+    Returns
+    -------
+    float
+        :math:`w = \\sqrt{8 z^2 (1-\\rho)^2 (1+(k-1)\\rho)^2 / (k (k-1) (n - 1))}`.
+
+    Notes
+    -----
+    The inverse of :func:`icc_sample_size` without its small-k correction (Bonett 2002 [1]_, eq. 3): the
+    example's 67.4 targets are statpsych's ``size.ci.icc(.05, .70, 3, .2)`` before rounding up.
+
+    References
+    ----------
+    .. [1] Bonett, D. G. (2002). Sample size requirements for estimating intraclass correlations with desired
+       precision. Statistics in Medicine 21, 1331-1335.
 
     Examples
     --------
@@ -501,11 +577,36 @@ def fisher_z_interval(
 ) -> tuple[float, float]:
     """The Fisher-z interval of a correlation ``r`` over ``n`` units pooled within ``groups`` groups.
 
+    Parameters
+    ----------
+    r : float
+        The observed correlation.
+    n : float
+        Units (pairs).
+    ci : float
+        Interval level.
+    variance_factor : float
+        Variance of Fisher's z times ``n - 3``: 1 for Pearson, 1.06 for Spearman.
+    groups : int
+        Groups the correlation is pooled within, one degree of freedom each.
+
     Returns
     -------
     tuple of float
         :math:`\\tanh(\\operatorname{atanh} r \\pm z \\sqrt{f / (n - g - 2)})` (NaN with fewer than ``g + 3``
         units).
+
+    Notes
+    -----
+    :math:`\\operatorname{atanh} r` is near normal with variance :math:`1/(n-3)` (Fisher 1921 [1]_); Spearman's
+    coefficient has about 1.06 times that (Fieller, Hartley & Pearson 1957 [2]_).
+
+    References
+    ----------
+    .. [1] Fisher, R. A. (1921). On the "probable error" of a coefficient of correlation deduced from a small
+       sample. Metron 1, 3-32.
+    .. [2] Fieller, E. C., Hartley, H. O., & Pearson, E. S. (1957). Tests for rank correlation coefficients. I.
+       Biometrika 44, 470-481.
 
     Examples
     --------
@@ -528,11 +629,36 @@ def fisher_z_half_width(
 ) -> float:
     """Expected half-width, on the correlation scale, of the Fisher-z interval of a correlation ``r`` over ``n``.
 
+    Parameters
+    ----------
+    r : float
+        Planning value of the correlation.
+    n : float
+        Units (pairs).
+    ci : float
+        Interval level.
+    variance_factor : float
+        Variance of Fisher's z times ``n - 3`` (1 Pearson, 1.06 Spearman).
+    groups : int
+        Groups the correlation is pooled within.
+
+    Returns
+    -------
+    float
+        The mean over the estimate's sampling distribution of half the interval's width; NaN with fewer than
+        ``groups + 3`` units.
+
     Notes
     -----
     On the z scale the half-width :math:`h = z_{(1+ci)/2}\\sqrt{f/(n-g-2)}` is fixed; on the r scale it is
     :math:`(\\tanh(\\hat z + h) - \\tanh(\\hat z - h))/2`, which depends on the estimate. Its expectation over
-    :math:`\\hat z \\sim N(\\operatorname{atanh} r, f/(n-g-2))` (Fisher 1921) is taken by Gauss-Hermite quadrature.
+    :math:`\\hat z \\sim N(\\operatorname{atanh} r, f/(n-g-2))` (Fisher 1921 [1]_) is taken by 40-point
+    Gauss-Hermite quadrature.
+
+    References
+    ----------
+    .. [1] Fisher, R. A. (1921). On the "probable error" of a coefficient of correlation deduced from a small
+       sample. Metron 1, 3-32.
 
     Examples
     --------
@@ -555,15 +681,24 @@ def fisher_z_half_width(
 def spearman_from_pearson(r: float) -> float:
     """Spearman's rank correlation of a bivariate normal pair with Pearson correlation ``r``.
 
+    Parameters
+    ----------
+    r : float
+        Pearson correlation of the bivariate normal pair, in [-1, 1] (clipped).
+
+    Returns
+    -------
+    float
+        :math:`\\rho_S = (6/\\pi)\\arcsin(r/2)`.
+
     Notes
     -----
-    :math:`\\rho_S = (6/\\pi)\\arcsin(r/2)` (Pearson 1907; Kruskal 1958, eq. 5.8): slightly below ``r`` in
-    between (0.433 at 0.45), equal at 0 and +/-1. Planning a Spearman interval from a Pearson-scale correlation
-    reads it here.
+    Pearson (1907); Kruskal 1958 [1]_, eq. 5.8: slightly below ``r`` in between (0.433 at 0.45), equal at 0 and
+    +/-1. Planning a Spearman interval from a Pearson-scale correlation reads it here.
 
     References
     ----------
-    Kruskal, W. H. (1958). Ordinal measures of association. JASA 53, 814-861.
+    .. [1] Kruskal, W. H. (1958). Ordinal measures of association. JASA 53, 814-861.
 
     Examples
     --------
@@ -584,10 +719,35 @@ def fisher_z_power(
 ) -> float:
     """Chance that the Fisher-z interval of a correlation ``r`` over ``n`` units lies wholly beyond ``boundary``.
 
+    Parameters
+    ----------
+    r : float
+        Planning value of the correlation.
+    boundary : float
+        The value the interval must exclude, in (-1, 1).
+    n : float
+        Units (pairs).
+    ci : float
+        Level of the two-sided interval.
+    variance_factor : float
+        Variance of Fisher's z times ``n - 3`` (1 Pearson, 1.06 Spearman).
+    groups : int
+        Groups the correlation is pooled within.
+
+    Returns
+    -------
+    float
+        :math:`\\Phi(|\\operatorname{atanh} r - \\operatorname{atanh} b| \\sqrt{(n - g - 2)/f} - z_{(1+ci)/2})`; 0 with
+        fewer than ``groups + 3`` units.
+
     Notes
     -----
-    :math:`\\Phi(|\\operatorname{atanh} r - \\operatorname{atanh} b| \\sqrt{(n - g - 2)/f} - z_{(1+ci)/2})`, the
-    inverse of :func:`fisher_z_sample_size` (Lachin 1981).
+    The inverse of :func:`fisher_z_sample_size` (Lachin 1981 [1]_), ignoring the far side's negligible chance.
+
+    References
+    ----------
+    .. [1] Lachin, J. M. (1981). Introduction to sample size determination and power analysis for clinical
+       trials. Controlled Clinical Trials 2, 93-113.
 
     Examples
     --------
@@ -609,10 +769,24 @@ def fieller_interval(
 ) -> tuple[float, float]:
     """Fieller's interval of ``a / b`` from the (co)variances of ``a`` and ``b`` and a critical value.
 
+    Parameters
+    ----------
+    a, b : float
+        The estimated numerator and denominator.
+    var_a, var_b, cov_ab : float
+        Their estimated (co)variances.
+    quantile : float
+        The critical value :math:`q` (e.g. 1.96 for a 95% interval).
+
+    Returns
+    -------
+    tuple of float
+        The interval's bounds; (NaN, NaN) where it is unbounded.
+
     Notes
     -----
     The set of :math:`\\theta` with :math:`(a - \\theta b)^2 \\le q^2 (V_{aa} - 2\\theta V_{ab} + \\theta^2 V_{bb})`
-    (Fieller 1954): the roots of that quadratic where :math:`b^2 > q^2 V_{bb}` (the denominator's interval excludes
+    (Fieller 1954 [1]_): the roots of that quadratic where :math:`b^2 > q^2 V_{bb}` (the denominator's interval excludes
     0), else unbounded (NaN, NaN). A value :math:`\\theta_0` lies outside it exactly when the t statistic of
     :math:`a - \\theta_0 b` exceeds :math:`q`, so the chance that the interval clears :math:`\\theta_0` is the
     power of that test (:func:`power_to_clear` with distance :math:`|a - \\theta_0 b|` and SD
@@ -620,7 +794,7 @@ def fieller_interval(
 
     References
     ----------
-    Fieller, E. C. (1954). Some problems in interval estimation. JRSS B 16, 175-185.
+    .. [1] Fieller, E. C. (1954). Some problems in interval estimation. JRSS B 16, 175-185.
 
     Examples
     --------
@@ -653,12 +827,21 @@ def fieller_half_width(
         Only estimates whose denominator interval ``b_hat +/- quantile sqrt(var_b)`` clears ``+/- margin`` count
         (a ratio reported only where its denominator is clear of a band around 0, as Q3 reports R).
 
+    Returns
+    -------
+    float
+        The mean half-width over the estimates that count; NaN where none does.
+
     Notes
     -----
     Fieller's half-width (:func:`fieller_interval`) grows as :math:`\\hat b` nears 0, so its value at the true
     ``a, b`` understates the mean over replications; the expectation is taken over :math:`(\\hat a, \\hat b)`
     bivariate normal with the given covariance by 20 x 20-point Gauss-Hermite quadrature, the variances held at
-    their true values (Fieller 1954).
+    their true values (Fieller 1954 [1]_).
+
+    References
+    ----------
+    .. [1] Fieller, E. C. (1954). Some problems in interval estimation. JRSS B 16, 175-185.
 
     Examples
     --------
@@ -686,12 +869,27 @@ def fieller_half_width(
 def ratio_variance(a: float, b: float, var_a: float, var_b: float, cov_ab: float) -> float:
     """Delta-method variance of ``a / b`` from the variances and covariance of ``a`` and ``b``.
 
+    Parameters
+    ----------
+    a, b : float
+        Numerator and denominator.
+    var_a, var_b, cov_ab : float
+        The (co)variances of their estimates.
+
+    Returns
+    -------
+    float
+        :math:`(V_{aa} - 2R V_{ab} + R^2 V_{bb}) / b^2` with :math:`R = a/b`; ``inf`` where ``b`` is 0.
+
     Notes
     -----
-    :math:`\\mathrm{Var}(a/b) \\approx (V_{aa} - 2R V_{ab} + R^2 V_{bb}) / b^2` with :math:`R = a/b`: the
-    first-order form of Fieller's (1954) interval, which it approaches when the denominator is far from zero
-    relative to its standard error (Franz 2007, sec. 3). Planning uses it for the retained share's width; the
-    simulation check runs Fieller's interval itself.
+    The first-order form of Fieller's (1954) interval, which it approaches when the denominator is far from zero
+    relative to its standard error (Franz 2007 [1]_, sec. 3). Planning uses it for the retained share's width;
+    the simulation check runs Fieller's interval itself.
+
+    References
+    ----------
+    .. [1] Franz, V. H. (2007). Ratios: a short guide to confidence limits and proper use. arXiv:0710.2024.
 
     Examples
     --------
