@@ -5,6 +5,10 @@ from __future__ import annotations
 import argparse
 
 EXAMPLE = "bias-validity collect --model hf:smollm2 --dimensions gender_career race --reps 2 --out study.sqlite"
+BATCH_EXAMPLE = (
+    "bias-validity collect --model openai:gpt-4o-mini --batch-out requests.jsonl --out study.sqlite; then, with the "
+    "batch's output file: bias-validity collect --batch-in results.jsonl --out study.sqlite"
+)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -18,11 +22,32 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "otherwise collect stops before asking, names each differing field and exits 2; --new-run collects into "
         "the same store as a separate run. Everything is checked before a model is loaded. Prints how many "
         "questions were asked, stored, skipped (by method, with the reason) and left with errors; exit status 1 "
-        "when answers were left with errors.",
-        epilog=f"Example: {EXAMPLE}",
+        "when answers were left with errors. --batch-out writes the questions as OpenAI Batch API requests instead of "
+        "asking, and --batch-in stores the batch's answers (the same rows the live path stores).",
+        epilog=f"Example: {EXAMPLE}. Batch example: {BATCH_EXAMPLE}",
     )
     add_collect_arguments(p)
     p.add_argument("--out", required=True, help="the SQLite store to write (created or resumed)")
+    batch = p.add_mutually_exclusive_group()
+    batch.add_argument(
+        "--batch-out",
+        metavar="FILE",
+        help="write the questions not yet stored as OpenAI Batch API input lines instead of asking (one "
+        "--model openai:NAME; no --base-url): FILE, then FILE-002, FILE-003 ... before the extension, at most "
+        "50,000 lines and 200 MB each; files written are replaced. The run spec is recorded as for a live run; "
+        "methods a batch cannot serve (logprob, embedding) are recorded as skipped. Reflection questions follow "
+        "the implicit answers: --batch-out again after --batch-in",
+    )
+    batch.add_argument(
+        "--batch-in",
+        metavar="FILE",
+        action="append",
+        help="store the answers of an OpenAI Batch API (or vLLM run-batch) output file, joined on custom_id and "
+        "parsed as live answers; repeatable. The model and design come from the store's run (--run N, default the "
+        "latest). Reading the same file again adds nothing; a failed answer is replaced by a later one. A "
+        "malformed line or a custom_id outside the run stops it before anything is written. Exit status 1 while "
+        "questions of the run are left unanswered or failed",
+    )
     group = p.add_mutually_exclusive_group()
     group.add_argument(
         "--new-run", action="store_true", help="collect into a new run of the store (other settings than its runs')"
@@ -123,7 +148,60 @@ def _target_run(args: argparse.Namespace, specs: list[str]) -> int | None:
     return run
 
 
+def _batch_out(args: argparse.Namespace) -> int:
+    """Write the design's pending questions as batch request lines (``--batch-out``)."""
+    from bias_validity.probes.batch import write_batch_requests
+
+    specs = args.model or []
+    if len(specs) != 1 or not specs[0].startswith("openai:") or not specs[0].partition(":")[2]:
+        raise ValueError("--batch-out writes OpenAI Batch API requests for one model: give one --model openai:NAME")
+    if args.base_url:
+        raise ValueError("--batch-out asks no server: drop --base-url (the batch service runs the requests)")
+    design = {k: v for k, v in _design(args).items() if k != "batch_size"}
+    written = write_batch_requests(
+        args.out,
+        args.batch_out,
+        model=specs[0].partition(":")[2],
+        score_prefix=args.score_prefix or "",
+        **design,
+        seed=args.seed,
+        temperature=args.temperature,
+        run=_requested_run(args),
+    )
+    print("\n".join(written.lines()))
+    return 0
+
+
+def _batch_in(args: argparse.Namespace) -> int:
+    """Store the answers of batch output files (``--batch-in``); exit 1 while questions of the run are left."""
+    from bias_validity.probes.batch_results import read_batch_results
+
+    if args.model:
+        raise ValueError("--batch-in reads the model and design from the store's run: drop --model")
+    if args.new_run:
+        raise ValueError("--batch-in completes a run of the store: use --run N, not --new-run")
+    summary = read_batch_results(args.out, args.batch_in, run=args.run)
+    print("\n".join(summary.lines()))
+    return 0 if summary.complete else 1
+
+
+def _requested_run(args: argparse.Namespace) -> int | None:
+    """The run named by --run, the next run for --new-run, or None (the store's latest)."""
+    from pathlib import Path
+
+    from bias_validity.probes.store import ResponseStore
+
+    if not args.new_run or not Path(args.out).exists():
+        return args.run
+    with ResponseStore(args.out) as store:
+        return max(store.run_ids(), default=0) + 1
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.batch_in:
+        return _batch_in(args)
+    if args.batch_out:
+        return _batch_out(args)
     from bias_validity.probes.backends import load_backend
     from bias_validity.probes.collect import collect
 

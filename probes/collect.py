@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -27,7 +26,7 @@ from bias_validity.probes import templates as tpl
 from bias_validity.probes.backends.base import Backend, Capability, Completion, GenerationRequest, Unsupported
 from bias_validity.probes.design import Kind, Question, build_design, reflection_questions
 from bias_validity.probes.parse import parse_choice, parse_likert
-from bias_validity.probes.run_spec import build_run_spec, resolve_run
+from bias_validity.probes.run_spec import build_run_spec, git_commit, resolve_run
 from bias_validity.probes.schema import (
     DESIGN_KEY,
     WEAT_ITEM,
@@ -41,12 +40,23 @@ from bias_validity.probes.stimuli import Dimension, load_dimensions
 from bias_validity.probes.store import ResponseStore
 from bias_validity.probes.weat import pair_association, weat_effect_size
 
-__all__ = ["collect", "check_design_arguments", "CollectSummary", "ALL_METHODS"]
+__all__ = [
+    "collect",
+    "check_design_arguments",
+    "CollectSummary",
+    "ALL_METHODS",
+    "METHOD_NEEDS",
+    "question_id",
+    "generation_request",
+    "answer_row",
+    "stamp_row",
+    "reflection_sources",
+]
 
 ALL_METHODS: tuple[str, ...] = tuple(m.value for m in Method)
 
 #: what each method needs from a backend
-_NEEDS: dict[str, str] = {
+METHOD_NEEDS: dict[str, str] = {
     Method.IMPLICIT.value: Capability.CHAT,
     Method.ABLATED.value: Capability.CHAT,
     Method.EXPLICIT.value: Capability.CHAT,
@@ -197,14 +207,14 @@ def collect(
             temperature=temperature,
             max_new_tokens=max_new_tokens,
             items_per_dimension=items_per_dimension,
-            git_commit=_git_commit(),
+            git_commit=git_commit(),
         )
         target = resolve_run(db, backend.name, spec, run)
         summary = CollectSummary(model=backend.name, run=target)
         db.record_run(target, backend.name, spec)
         runnable = []
         for method in methods:
-            if _NEEDS[method] in backend.capabilities:
+            if METHOD_NEEDS[method] in backend.capabilities:
                 runnable.append(method)
             else:
                 _skip(db, summary, method, _missing_reason(backend, method))
@@ -230,7 +240,7 @@ def collect(
         bar = _progress(len(design), backend.name, progress)
         _ask_all(backend, db, design, dims, batch_size, summary, bar)
         if Method.REFLECTION.value in runnable and Method.REFLECTION.value not in summary.skipped:
-            sources = _reflection_sources(db, backend.name, target)
+            sources = reflection_sources(db, backend.name, target)
             reflection = reflection_questions(
                 sources, seed=seed, temperature=temperature, max_new_tokens=max_new_tokens
             )
@@ -246,7 +256,7 @@ def collect(
 
 def _missing_reason(backend: Backend, method: str) -> str:
     """The backend's own word on why it lacks what ``method`` needs (its ``Unsupported`` message), if it has one."""
-    need = _NEEDS[method]
+    need = METHOD_NEEDS[method]
     probe = {
         Capability.CHAT: lambda: backend.generate([]),
         Capability.SEQUENCE_LOGPROBS: lambda: backend.sequence_logprobs([]),
@@ -266,7 +276,7 @@ def _skip(db: ResponseStore, summary: CollectSummary, method: str, reason: str) 
     db.record_skip(summary.run, summary.model, method, reason)
 
 
-def _question_id(q: Question, run: int) -> str:
+def question_id(q: Question, run: int) -> str:
     """The ``response_id`` of question ``q``'s answer in ``run``."""
     return response_id(run=run, **{k: getattr(q, k) for k in (*DESIGN_KEY, "rep")})
 
@@ -286,7 +296,7 @@ def _ask_all(backend, db, questions, dims, batch_size, summary, bar) -> None:
     }
     for start in range(0, len(questions), batch_size):
         chunk = questions[start : start + batch_size]
-        new = [_question_id(q, run) not in done for q in chunk]
+        new = [question_id(q, run) not in done for q in chunk]
         summary.already_stored += new.count(False)
         if any(new):  # the whole chunk is asked again, so a resumed run asks the same batches as an unbroken one
             groups: dict[str, list[tuple[Question, bool]]] = {}
@@ -295,7 +305,7 @@ def _ask_all(backend, db, questions, dims, batch_size, summary, bar) -> None:
             rows = []
             for kind, group in groups.items():
                 rows += _ask_group(backend, db, answerers[kind], group, by_dim, summary)
-            rows = [r for r in (_stamp(row, run) for row in rows) if r["response_id"] not in done]
+            rows = [r for r in (stamp_row(row, run) for row in rows) if r["response_id"] not in done]
             summary.written += db.write(rows)
             summary.status_counts.update(r["status"] for r in rows)
         bar.update(len(chunk))
@@ -324,13 +334,13 @@ def _ask_group(backend, db, answerer, group, by_dim, summary) -> list[dict]:  # 
     return answered
 
 
-def _stamp(row: dict, run: int) -> dict:
-    """The row with its run and the ``response_id`` of its design key in that run."""
+def stamp_row(row: dict, run: int) -> dict:
+    """The answer row with its run and the ``response_id`` of its design key in that run."""
     return {**row, "run": run, "response_id": response_id(run=run, **{k: row[k] for k in (*DESIGN_KEY, "rep")})}
 
 
 def _row(q: Question, status: Status, *, consistent=None, likert=None, score=None, prompt=None, raw=None, params=None):
-    """One answer's row, without its run and ``response_id`` (:func:`_stamp` adds them)."""
+    """One answer's row, without its run and ``response_id`` (:func:`stamp_row` adds them)."""
     merged = {**q.params, **(params or {})}
     return {
         "model": q.model,
@@ -354,32 +364,38 @@ def _row(q: Question, status: Status, *, consistent=None, likert=None, score=Non
     }
 
 
+def generation_request(q: Question) -> GenerationRequest:
+    """The chat request that asks question ``q`` (its messages, seed and decoding settings)."""
+    return GenerationRequest(
+        messages=q.messages,
+        seed=q.seed,
+        temperature=float(q.params["temperature"]),
+        max_new_tokens=int(q.params["max_new_tokens"]),
+    )
+
+
+def answer_row(q: Question, done: Completion) -> dict:
+    """The row stored for the completion of chat question ``q``: parsed as a choice (implicit, ablated) or a 1-5
+    rating (explicit, reflection), or status ``error`` with the reason when no text came back; without its run and
+    ``response_id`` (:func:`stamp_row` adds them)."""
+    if done.text is None:
+        row = _row(q, Status.ERROR, params={"error": done.error})
+    elif q.kind == Kind.CHOICE:
+        parsed = parse_choice(done.text, q.candidates)
+        answer = (parsed.first, parsed.second)
+        consistent = int(answer == q.consistent_answer)
+        extra = {"answer": list(answer)} if parsed.status == Status.OK.value else {}
+        row = _row(q, Status(parsed.status), consistent=consistent, raw=done.text, params=extra)
+    else:
+        parsed = parse_likert(done.text)
+        consistent = likert_consistent(parsed.value, is_reversed(q.order))
+        row = _row(q, Status(parsed.status), consistent=consistent, likert=parsed.value, raw=done.text)
+    return row
+
+
 def _answer_generated(backend: Backend, group: list[Question], _dims) -> list[dict]:
-    requests = [
-        GenerationRequest(
-            messages=q.messages,
-            seed=q.seed,
-            temperature=float(q.params["temperature"]),
-            max_new_tokens=int(q.params["max_new_tokens"]),
-        )
-        for q in group
-    ]
-    completions: list[Completion] = backend.generate(requests)
-    rows = []
-    for q, done in zip(group, completions, strict=True):
-        if done.text is None:
-            rows.append(_row(q, Status.ERROR, params={"error": done.error}))
-        elif q.kind == Kind.CHOICE:
-            parsed = parse_choice(done.text, q.candidates)
-            answer = (parsed.first, parsed.second)
-            consistent = int(answer == q.consistent_answer)
-            extra = {"answer": list(answer)} if parsed.status == Status.OK.value else {}
-            rows.append(_row(q, Status(parsed.status), consistent=consistent, raw=done.text, params=extra))
-        else:
-            parsed = parse_likert(done.text)
-            consistent = likert_consistent(parsed.value, is_reversed(q.order))
-            rows.append(_row(q, Status(parsed.status), consistent=consistent, likert=parsed.value, raw=done.text))
-    return rows
+    completions: list[Completion] = backend.generate([generation_request(q) for q in group])
+    return [answer_row(q, done) for q, done in zip(group, completions, strict=True)]
 
 
 def _answer_choice_logprob(backend: Backend, group: list[Question], _dims) -> list[dict]:
@@ -440,7 +456,7 @@ def _answer_embedding(backend: Backend, group: list[Question], dims: dict[str, D
     return rows
 
 
-def _reflection_sources(db: ResponseStore, model: str, run: int) -> list[dict]:
+def reflection_sources(db: ResponseStore, model: str, run: int) -> list[dict]:
     table = db.read(run)
     mask = (
         (table["model"] == model)
@@ -452,16 +468,6 @@ def _reflection_sources(db: ResponseStore, model: str, run: int) -> list[dict]:
     for row in rows:
         row["params"] = json.loads(row["params"])
     return sorted(rows, key=lambda r: r["response_id"])
-
-
-def _git_commit() -> str | None:
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=Path(__file__).parent, capture_output=True, text=True, timeout=5
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() or None
 
 
 def _progress(total: int, model: str, enabled: bool):

@@ -15,8 +15,10 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import subprocess
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 
 from bias_validity import __version__, package_versions
 from bias_validity.probes import templates as tpl
@@ -24,7 +26,14 @@ from bias_validity.probes.schema import FIRST_RUN, RUN_SETTINGS, Method
 from bias_validity.probes.stimuli import Dimension
 from bias_validity.probes.store import ResponseStore
 
-__all__ = ["RunSpecMismatch", "MODEL_IDENTITY", "build_run_spec", "spec_differences", "resolve_run"]
+__all__ = [
+    "RunSpecMismatch",
+    "MODEL_IDENTITY",
+    "build_run_spec",
+    "spec_differences",
+    "resolve_run",
+    "git_commit",
+]
 
 #: The run-spec field holding the model's identity (backend, name, weights hash or revision), compared per model.
 MODEL_IDENTITY = "model_identity"
@@ -51,6 +60,17 @@ def templates_digest() -> str:
 def stimuli_digests(dimensions: Sequence[Dimension]) -> dict[str, str]:
     """One digest per dimension of its stimulus file's content (labels, exemplars, attributes, items)."""
     return {d.name: _digest(dataclasses.asdict(d)) for d in dimensions}
+
+
+def git_commit() -> str | None:
+    """The toolkit's git commit, when it runs from a git checkout (None otherwise)."""
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=Path(__file__).parent, capture_output=True, text=True, timeout=5
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None
 
 
 def build_run_spec(

@@ -25,7 +25,18 @@ from bias_validity.probes.backends._echo_logprobs import COUNTING_TEXT, echo_bod
 from bias_validity.probes.backends._http_retry import RetryPolicy, post_json
 from bias_validity.probes.backends.base import Backend, Capability, Completion, GenerationRequest, Unsupported
 
-__all__ = ["OpenAICompatBackend", "load_openai_backend", "identify_openai"]
+__all__ = [
+    "OpenAICompatBackend",
+    "load_openai_backend",
+    "identify_openai",
+    "openai_identity",
+    "CHAT_PATH",
+    "chat_body",
+    "chat_completion",
+]
+
+#: The chat endpoint, relative to the API root (``.../v1``).
+CHAT_PATH = "/chat/completions"
 
 logger = logging.getLogger(__name__)
 
@@ -99,27 +110,16 @@ class OpenAICompatBackend(Backend):
     @property
     def identity(self) -> dict[str, object]:
         """The served model's name, and the score prefix when one is set (:func:`identify_openai`)."""
-        return _identity(self.model, self.score_prefix)
+        return openai_identity(self.model, self.score_prefix)
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
         """Answer each chat request; a request that fails every try comes back as ``Completion(None, error)``."""
-        bodies = [
-            {
-                "model": self.model,
-                "messages": [dict(m) for m in r.messages],
-                "max_tokens": r.max_new_tokens,
-                "temperature": r.temperature,
-                "seed": r.seed,
-            }
-            for r in requests
-        ]
-        results = _run(self._post_all("/chat/completions", bodies))
+        bodies = [chat_body(self.model, r) for r in requests]
+        results = _run(self._post_all(CHAT_PATH, bodies))
         out = []
         for data, reason in results:
-            text = _chat_text(data) if data is not None else None
-            if data is not None and text is None:
-                reason = "malformed response (no choices[0].message.content)"
-            out.append(Completion(text) if text is not None else Completion(None, error=self._scrub(reason)))
+            done = chat_completion(data) if data is not None else Completion(None, error=reason)
+            out.append(done if done.text is not None else Completion(None, error=self._scrub(done.error)))
         return out
 
     def sequence_logprobs(self, texts: Sequence[str]) -> list[float]:
@@ -154,13 +154,13 @@ class OpenAICompatBackend(Backend):
             "top_logprobs": 2,
         }
         [(chat, chat_reason)], [(echo, _)] = _run(
-            self._post_all("/chat/completions", [chat_body], pinned=True),
+            self._post_all(CHAT_PATH, [chat_body], pinned=True),
             self._post_all(
                 "/completions", [echo_body(self.model, self.score_prefix + COUNTING_TEXT, top=1)], pinned=True
             ),
         )
         if chat is None and chat_reason and chat_reason.endswith("(not retried)"):  # a server strict about fields
-            chat, chat_reason = _run(self._post_all("/chat/completions", [_plain(chat_body)], pinned=True))[0]
+            chat, chat_reason = _run(self._post_all(CHAT_PATH, [_plain(chat_body)], pinned=True))[0]
         if chat is None:
             raise ValueError(
                 f"server at {_public_url(self.base_urls[0])} did not answer a chat request: {self._scrub(chat_reason)}"
@@ -320,7 +320,7 @@ def identify_openai(name: str, **options: object) -> dict[str, object]:
     bound.apply_defaults()
     settings = dict(bound.arguments)
     _check_options(**{k: settings[k] for k in inspect.signature(_check_options).parameters})
-    return _identity(name, str(settings["score_prefix"]))
+    return openai_identity(name, str(settings["score_prefix"]))
 
 
 def _check_options(
@@ -345,7 +345,14 @@ def _check_options(
             raise ValueError(f"{label} must be > 0 seconds (got {value!r})")
 
 
-def _identity(model: str, score_prefix: str) -> dict[str, object]:
+def openai_identity(model: str, score_prefix: str = "") -> dict[str, object]:
+    """The identity of served model ``model`` (:func:`identify_openai`), known from its name alone: no server needed.
+
+    Examples
+    --------
+    >>> openai_identity("m", "<s>")
+    {'name': 'openai:m', 'score_prefix': '<s>'}
+    """
     return {"name": f"openai:{model}", **({"score_prefix": score_prefix} if score_prefix else {})}
 
 
@@ -372,11 +379,42 @@ def _plain(body: dict[str, object]) -> dict[str, object]:
     return {k: v for k, v in body.items() if k not in ("logprobs", "top_logprobs")}
 
 
-def _chat_text(data: dict) -> str | None:
-    choice = data["choices"][0]
+def chat_body(model: str, request: GenerationRequest) -> dict[str, object]:
+    """The JSON body of the chat request that asks ``request`` of served model ``model`` (as the backend sends it,
+    and as a batch line carries it).
+
+    Examples
+    --------
+    >>> chat_body("m", GenerationRequest(messages=({"role": "user", "content": "Hi"},), seed=3, temperature=0.0,
+    ...                                  max_new_tokens=5))
+    {'model': 'm', 'messages': [{'role': 'user', 'content': 'Hi'}], 'max_tokens': 5, 'temperature': 0.0, 'seed': 3}
+    """
+    return {
+        "model": model,
+        "messages": [dict(m) for m in request.messages],
+        "max_tokens": request.max_new_tokens,
+        "temperature": request.temperature,
+        "seed": request.seed,
+    }
+
+
+def chat_completion(data: object) -> Completion:
+    """The answer text of a chat completion body (``choices[0].message.content``), or an error naming what is missing.
+
+    Examples
+    --------
+    >>> chat_completion({"choices": [{"message": {"role": "assistant", "content": "Amy, John"}}]})
+    Completion(text='Amy, John', error=None)
+    >>> chat_completion({"choices": []}).error
+    'malformed response (no choices[0].message.content)'
+    """
+    choices = data.get("choices") if isinstance(data, dict) else None
+    choice = choices[0] if isinstance(choices, list) and choices else None
     message = choice.get("message") if isinstance(choice, dict) else None
     content = message.get("content") if isinstance(message, dict) else None
-    return content if isinstance(content, str) else None
+    if isinstance(content, str):
+        return Completion(content)
+    return Completion(None, error="malformed response (no choices[0].message.content)")
 
 
 def _host(url: str) -> str:
