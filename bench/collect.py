@@ -18,8 +18,15 @@ seconds), and ``prefix_cache_answers_identical`` whether every answer was the sa
 the uncached time spent in the prompts' prefill times the share of prompt tokens a prefix group shares (a group's
 prefix still runs once); decoding the answers is the rest.
 
+Dropping finished rows (``HFBackend.drop_finished``): the same questions generated with a row leaving the batch and
+its key/value cache as soon as its answer ends, and with every row kept until the batch's longest answer ends
+(transformers' ``generate``, the baseline), each batch both ways back to back, at temperature 0 and at 0.7 with
+each request's seed. ``ratio_drop_finished_vs_keep_every_row`` is answers per second with over without (all rounds,
+both temperatures), and ``drop_finished_answers_identical_t0`` / ``drop_finished_answers_identical_seeded``
+whether every answer was the same on both paths.
+
 Usage: python bench/collect.py [--model hf:smollm2] [--dimensions gender_career race] [--items 8]
-                              [--thread-counts 1 2] [--cache-rounds 2]
+                              [--thread-counts 1 2] [--cache-rounds 2] [--drop-rounds 2]
 The last line printed is one JSON object.
 """
 
@@ -101,6 +108,34 @@ def _by_prefix_cache(backend, questions, bs, rounds):  # noqa: ANN001, ANN202
     }
 
 
+def _by_dropping_finished(backend, questions, bs, rounds):  # noqa: ANN001, ANN202
+    """Generated answers per second keeping every row and dropping finished rows, and whether every answer agreed,
+    at temperature 0 and with seeded sampling; each batch both ways back to back, in alternating order."""
+    wall = {False: 0.0, True: 0.0}
+    texts = {(drop, t): [] for drop in (False, True) for t in (0.0, 0.7)}
+    batches = [questions[i : i + bs] for i in range(0, len(questions), bs)]
+    for r in range(rounds):
+        for k, chunk in enumerate(batches):
+            for temperature in (0.0, 0.7):
+                requests = [
+                    GenerationRequest(q.messages, q.seed, temperature, int(q.params["max_new_tokens"])) for q in chunk
+                ]
+                for drop in (False, True) if (r + k) % 2 == 0 else (True, False):
+                    backend.drop_finished = drop
+                    start = time.perf_counter()
+                    texts[drop, temperature].append([c.text for c in backend.generate(requests)])
+                    wall[drop] += time.perf_counter() - start
+    backend.drop_finished = True
+    n = 2 * rounds * len(questions)
+    return {
+        "generate_answers_per_s_keep_every_row": round(n / wall[False], 2),
+        "generate_answers_per_s_drop_finished": round(n / wall[True], 2),
+        "ratio_drop_finished_vs_keep_every_row": round(wall[False] / wall[True], 2),
+        "drop_finished_answers_identical_t0": texts[False, 0.0] == texts[True, 0.0],
+        "drop_finished_answers_identical_seeded": texts[False, 0.7] == texts[True, 0.7],
+    }
+
+
 def _prefill_share(backend, batches):  # noqa: ANN001, ANN202
     """Seconds of the uncached prefill of every batch (one forward pass over the left-padded prompts), and the
     prompt tokens the batches' prefix groups share against all prompt tokens."""
@@ -162,6 +197,12 @@ def main() -> None:
         default=2,
         help="rounds of generation without and with the prefix cache (0 skips the comparison)",
     )
+    parser.add_argument(
+        "--drop-rounds",
+        type=int,
+        default=2,
+        help="rounds of generation keeping every row and dropping finished rows (0 skips the comparison)",
+    )
     args = parser.parse_args()
 
     load_before = os.getloadavg()[0]
@@ -204,6 +245,8 @@ def main() -> None:
     }
     if args.cache_rounds:
         figures |= _by_prefix_cache(backend, questions, bs, args.cache_rounds)
+    if args.drop_rounds:
+        figures |= _by_dropping_finished(backend, questions, bs, args.drop_rounds)
     if args.thread_counts:
         figures |= _by_threads(backend, questions[:32], bs, args.thread_counts)
     print(json.dumps(figures))

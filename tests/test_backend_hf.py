@@ -105,6 +105,33 @@ def test_the_prefix_cache_changes_no_answer(smollm2):
     assert len({c.text for c in cached}) > 1
 
 
+def test_dropping_finished_rows_changes_no_answer(smollm2):
+    """A row that leaves the batch and its key/value cache once its answer ends gives the answer transformers'
+    ``generate`` gives when every row runs until the longest ends: greedy, and sampled with each request's seed."""
+    from bias_validity.probes.design import build_design
+    from bias_validity.probes.stimuli import load_dimensions
+
+    design = build_design(
+        smollm2.name, load_dimensions(["gender_career"]), ["implicit", "explicit"], sessions=1, reps=1
+    )
+    chosen = design[:8] + design[-8:]  # choices and ratings: answers of different lengths end at different steps
+    requests = [
+        _request(q.messages, q.seed, temperature=0.0 if k % 3 == 0 else 0.9, max_new_tokens=24)
+        for k, q in enumerate(chosen)
+    ]
+    try:
+        smollm2.drop_finished = False
+        kept = smollm2.generate(requests)
+        smollm2.drop_finished = True
+        dropped = smollm2.generate(requests)
+    finally:
+        smollm2.drop_finished = True
+    assert all(c.error is None for c in kept + dropped)
+    assert [c.text for c in dropped] == [c.text for c in kept]
+    lengths = {len(smollm2.tokenizer(c.text)["input_ids"]) for c in dropped}
+    assert max(lengths) - min(lengths) >= 3, lengths  # rows did finish at different steps
+
+
 def test_a_failing_request_is_recorded_not_raised(smollm2):
     good = _request(COLOUR, 5, max_new_tokens=4)
     out = smollm2.generate([_request((), 1), good])

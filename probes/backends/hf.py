@@ -1,9 +1,10 @@
 """The local transformers backend: packaged GGUF models (SmolLM2, Gemma-3) or any local model directory, on CPU.
 
 Generation samples with one ``torch.Generator`` per request, seeded by the request's seed, so an answer depends
-on the request alone (up to floating point), not on which requests share its batch. Scoring (answer options,
-sentences) and word embeddings are exact forward passes; scoring runs each prompt once, from a key/value cache of the
-prefix its batch shares, and scores every option from that prompt's cache.
+on the request alone (up to floating point), not on which requests share its batch; a request leaves its batch and
+the batch's key/value cache as soon as its answer ends. Scoring (answer options, sentences) and word embeddings are
+exact forward passes; scoring runs each prompt once, from a key/value cache of the prefix its batch shares, and
+scores every option from that prompt's cache.
 """
 
 from __future__ import annotations
@@ -57,6 +58,9 @@ class HFBackend(Backend):
         self.max_new_tokens = max_new_tokens
         #: run the prompt prefix a generation batch shares once, from a key/value cache (same answers, faster)
         self.prefix_cache = True
+        #: drop a row from the generation batch and its key/value cache once its answer ends (same answers, faster);
+        #: False keeps every row until the batch's longest answer ends (transformers' ``generate``: bench baseline)
+        self.drop_finished = True
         chat = self.tokenizer.chat_template is not None
         self.capabilities = frozenset(
             ([Capability.CHAT, Capability.CHOICE_LOGPROBS] if chat else [])
@@ -120,29 +124,79 @@ class HFBackend(Backend):
         return results
 
     def _generate_batch(self, requests: Sequence[GenerationRequest], prompts: Sequence[list[int]]) -> list[str]:
-        from transformers import GenerationConfig, LogitsProcessorList
-
         torch = self._torch
         limits = [self.max_new_tokens or r.max_new_tokens for r in requests]
         sampler = _PerRequestSampler([r.temperature for r in requests], [r.seed for r in requests], self._eos)
-        config = GenerationConfig(
-            do_sample=False, max_new_tokens=max(limits), pad_token_id=self._pad, eos_token_id=self._eos
-        )
         with torch.inference_mode():
             input_ids, mask, cache = self._prefill_shared(prompts)
-            out = self.model.generate(
-                input_ids=input_ids,
-                attention_mask=mask,
-                cache=cache,
-                generation_config=config,
-                logits_processor=LogitsProcessorList([sampler]),
-            )
+            if self.drop_finished:
+                answers = self._decode_dropping_finished(input_ids, mask, cache, sampler, limits)
+            else:
+                answers = self._decode_keeping_every_row(input_ids, mask, cache, sampler, max(limits))
         texts = []
-        for row, limit in zip(out[:, input_ids.shape[1] :].tolist(), limits, strict=True):
+        for row, limit in zip(answers, limits, strict=True):
             row = row[:limit]
             cut = next((k for k, token in enumerate(row) if token in self._eos), len(row))
             texts.append(self.tokenizer.decode(row[:cut], skip_special_tokens=True))
         return texts
+
+    def _decode_dropping_finished(self, input_ids, mask, cache, sampler, limits: list[int]):  # noqa: ANN001, ANN202
+        """Each row's answer tokens (up to and including its end token, or ``limits[row]`` of them).
+
+        The forward passes ``generate`` makes (the prompts' uncached rest, then one token per step, positions from
+        the attention mask), except that a row whose answer has ended leaves the batch and, by
+        ``batch_select_indices``, the key/value cache, as in the scoring path. Written by hand because
+        transformers' ``generate`` keeps every row until the longest answer ends, and its continuous batching
+        (``generate_batch``) samples every request from one global generator, which would break per-request seeds.
+        """
+        torch = self._torch
+        past = cache.get_seq_length() if cache is not None else 0
+        positions = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 0)
+        out = self.model(
+            input_ids=input_ids[:, past:],
+            attention_mask=mask,
+            position_ids=positions[:, past:],
+            cache=cache,
+            use_cache=True,
+            logits_to_keep=1,
+        )
+        answers: list[list[int]] = [[] for _ in limits]
+        active = list(range(len(limits)))  # the request each batch row answers
+        while True:
+            chosen = sampler.draw(out.logits[:, -1].float(), active).tolist()
+            keep = []
+            for k, (row, token) in enumerate(zip(active, chosen, strict=True)):
+                answers[row].append(token)
+                if token not in self._eos and len(answers[row]) < limits[row]:
+                    keep.append(k)
+            if not keep:
+                return answers
+            if len(keep) < len(active):
+                out.cache.batch_select_indices(torch.tensor(keep))
+                mask, active, chosen = mask[keep], [active[k] for k in keep], [chosen[k] for k in keep]
+            mask = torch.cat([mask, mask.new_ones((len(active), 1))], dim=-1)
+            out = self.model(
+                input_ids=torch.tensor(chosen)[:, None],
+                attention_mask=mask,
+                position_ids=mask.sum(-1, keepdim=True) - 1,
+                cache=out.cache,
+                use_cache=True,
+                logits_to_keep=1,
+            )
+
+    def _decode_keeping_every_row(self, input_ids, mask, cache, sampler, limit: int):  # noqa: ANN001, ANN202
+        """Each row's answer tokens from transformers' ``generate``, which runs every row until the last one ends."""
+        from transformers import GenerationConfig, LogitsProcessorList
+
+        config = GenerationConfig(do_sample=False, max_new_tokens=limit, pad_token_id=self._pad, eos_token_id=self._eos)
+        out = self.model.generate(
+            input_ids=input_ids,
+            attention_mask=mask,
+            cache=cache,
+            generation_config=config,
+            logits_processor=LogitsProcessorList([sampler]),
+        )
+        return out[:, input_ids.shape[1] :].tolist()
 
     def _prefill_shared(self, prompts: Sequence[list[int]]):  # noqa: ANN202
         """The batch's token ids and attention mask, and the key/value cache of the prefixes its prompts share.
@@ -314,12 +368,13 @@ class HFBackend(Backend):
 
 
 class _PerRequestSampler:
-    """Logits processor: row i draws its token from its own seeded generator (greedy when temperature is 0).
+    """Request i draws its tokens from its own seeded generator (greedy when its temperature is 0).
 
-    It returns scores that are -inf except at the drawn token, so ``generate``'s greedy step picks that token. Each
-    unfinished row consumes one draw per step from its own generator, whatever else is in the batch; a row that has
-    ended (its last token is one of ``stop``) draws nothing, since ``generate`` pads it from then on. The draw is
-    the one ``torch.multinomial(probs, 1, generator)`` makes, ``argmax(probs / q)`` with ``q ~ Exp(1)`` from the
+    :meth:`draw` picks the next token of the requests still answering; called as a logits processor (the
+    ``generate`` path), it returns scores that are -inf except at the drawn token, so ``generate``'s greedy step
+    picks that token. Each unfinished request consumes one draw per step from its own generator, whatever else is
+    in the batch; a request that has ended (its last token is one of ``stop``) draws nothing. The draw is the one
+    ``torch.multinomial(probs, 1, generator)`` makes, ``argmax(probs / q)`` with ``q ~ Exp(1)`` from the
     generator (ATen's CPU kernel), written out because the call costs about three times as much on 49k-token
     vocabularies; the same seed gives the same token.
     """
@@ -331,15 +386,25 @@ class _PerRequestSampler:
         self._generators = [torch.Generator().manual_seed(int(seed) % 2**63) for seed in seeds]
         self._stop = torch.tensor(sorted(set(stop)), dtype=torch.long)
 
+    def draw(self, scores, requests: Sequence[int]):  # noqa: ANN001, ANN201
+        """The next token of each of ``requests`` (their indices), from their next-token logits ``scores``."""
+        import torch
+
+        chosen = scores.argmax(-1)
+        for k, request in enumerate(requests):
+            temperature = self._temperatures[request]
+            if temperature > 0:
+                probs = torch.softmax(scores[k].float() / temperature, dim=-1)
+                noise = torch.empty_like(probs).exponential_(1, generator=self._generators[request])
+                chosen[k] = (probs / noise).argmax()
+        return chosen
+
     def __call__(self, input_ids, scores):  # noqa: ANN001, ANN204 (transformers' LogitsProcessor signature)
         import torch
 
         chosen = scores.argmax(-1)
-        ended = torch.isin(input_ids[:, -1], self._stop).tolist()
-        for row, (temperature, generator) in enumerate(zip(self._temperatures, self._generators, strict=True)):
-            if temperature > 0 and not ended[row]:
-                probs = torch.softmax(scores[row].float() / temperature, dim=-1)
-                chosen[row] = (probs / torch.empty_like(probs).exponential_(1, generator=generator)).argmax()
+        live = (~torch.isin(input_ids[:, -1], self._stop)).nonzero()[:, 0]
+        chosen[live] = self.draw(scores[live], live.tolist())
         out = torch.full_like(scores, float("-inf"))
         out[torch.arange(scores.shape[0]), chosen] = 0.0
         return out
