@@ -18,15 +18,17 @@ seconds), and ``prefix_cache_answers_identical`` whether every answer was the sa
 the uncached time spent in the prompts' prefill times the share of prompt tokens a prefix group shares (a group's
 prefix still runs once); decoding the answers is the rest.
 
-Dropping finished rows (``HFBackend.drop_finished``): the same questions generated with a row leaving the batch and
-its key/value cache as soon as its answer ends, and with every row kept until the batch's longest answer ends
-(transformers' ``generate``, the baseline), each batch both ways back to back, at temperature 0 and at 0.7 with
-each request's seed. ``ratio_drop_finished_vs_keep_every_row`` is answers per second with over without (all rounds,
-both temperatures), and ``drop_finished_answers_identical_t0`` / ``drop_finished_answers_identical_seeded``
-whether every answer was the same on both paths.
+Continuous batching (``HFBackend.continuous``): the same questions generated in one call, a row leaving the batch
+and its key/value cache as soon as its answer ends and waiting requests taking the free places, and in fixed batches
+where every row runs until the batch's longest answer ends (transformers' ``generate``, the baseline), both ways back
+to back in alternating order, at temperature 0 and at 0.7 with each request's seed. ``ratio_continuous_vs_fixed``
+is answers per second with over without (all rounds, both temperatures), and ``continuous_answers_identical_t0`` /
+``continuous_answers_identical_seeded`` whether every answer was the same on both paths; per temperature, the ratio
+and ``decode_steps_fixed`` (the sum over fixed batches of their longest answer) against ``answer_tokens_per_place``
+(all answer tokens over ``batch_size``), which shows what continuous batching can save at most.
 
 Usage: python bench/collect.py [--model hf:smollm2] [--dimensions gender_career race] [--items 8]
-                              [--thread-counts 1 2] [--cache-rounds 2] [--drop-rounds 2]
+                              [--thread-counts 1 2] [--cache-rounds 2] [--continuous-rounds 2]
 The last line printed is one JSON object.
 """
 
@@ -108,32 +110,42 @@ def _by_prefix_cache(backend, questions, bs, rounds):  # noqa: ANN001, ANN202
     }
 
 
-def _by_dropping_finished(backend, questions, bs, rounds):  # noqa: ANN001, ANN202
-    """Generated answers per second keeping every row and dropping finished rows, and whether every answer agreed,
-    at temperature 0 and with seeded sampling; each batch both ways back to back, in alternating order."""
-    wall = {False: 0.0, True: 0.0}
-    texts = {(drop, t): [] for drop in (False, True) for t in (0.0, 0.7)}
-    batches = [questions[i : i + bs] for i in range(0, len(questions), bs)]
+def _by_continuous_batching(backend, questions, bs, rounds):  # noqa: ANN001, ANN202
+    """Generated answers per second in fixed batches and with continuous batching, all questions in one call, and
+    whether every answer agreed, at temperature 0 and with seeded sampling; both ways back to back, alternating."""
+    wall = {(continuous, t): 0.0 for continuous in (False, True) for t in (0.0, 0.7)}
+    texts = {(continuous, t): [] for continuous in (False, True) for t in (0.0, 0.7)}
     for r in range(rounds):
-        for k, chunk in enumerate(batches):
-            for temperature in (0.0, 0.7):
-                requests = [
-                    GenerationRequest(q.messages, q.seed, temperature, int(q.params["max_new_tokens"])) for q in chunk
-                ]
-                for drop in (False, True) if (r + k) % 2 == 0 else (True, False):
-                    backend.drop_finished = drop
-                    start = time.perf_counter()
-                    texts[drop, temperature].append([c.text for c in backend.generate(requests)])
-                    wall[drop] += time.perf_counter() - start
-    backend.drop_finished = True
+        for k, temperature in enumerate((0.0, 0.7)):
+            requests = [
+                GenerationRequest(q.messages, q.seed, temperature, int(q.params["max_new_tokens"])) for q in questions
+            ]
+            for continuous in (False, True) if (r + k) % 2 == 0 else (True, False):
+                backend.continuous = continuous
+                start = time.perf_counter()
+                texts[continuous, temperature].append([c.text for c in backend.generate(requests)])
+                wall[continuous, temperature] += time.perf_counter() - start
+    backend.continuous = True
     n = 2 * rounds * len(questions)
-    return {
-        "generate_answers_per_s_keep_every_row": round(n / wall[False], 2),
-        "generate_answers_per_s_drop_finished": round(n / wall[True], 2),
-        "ratio_drop_finished_vs_keep_every_row": round(wall[False] / wall[True], 2),
-        "drop_finished_answers_identical_t0": texts[False, 0.0] == texts[True, 0.0],
-        "drop_finished_answers_identical_seeded": texts[False, 0.7] == texts[True, 0.7],
+    order = sorted(range(len(questions)), key=lambda i: backend._chat_ids(questions[i].messages))
+    limit = int(questions[0].params["max_new_tokens"])
+    fixed, continuous = (sum(v for (c, _), v in wall.items() if c == way) for way in (False, True))
+    figures = {
+        "generate_answers_per_s_fixed_batches": round(n / fixed, 2),
+        "generate_answers_per_s_continuous": round(n / continuous, 2),
+        "ratio_continuous_vs_fixed": round(fixed / continuous, 2),
+        "continuous_answers_identical_t0": texts[False, 0.0] == texts[True, 0.0],
+        "continuous_answers_identical_seeded": texts[False, 0.7] == texts[True, 0.7],
     }
+    for t, label in ((0.0, "t0"), (0.7, "seeded")):
+        # answer tokens, the end token included, in the order fixed batches take the questions
+        lengths = [min(len(backend.tokenizer(texts[True, t][0][i])["input_ids"]) + 1, limit) for i in order]
+        figures |= {
+            f"ratio_continuous_vs_fixed_{label}": round(wall[False, t] / wall[True, t], 2),
+            f"decode_steps_fixed_{label}": sum(max(lengths[i : i + bs]) for i in range(0, len(lengths), bs)),
+            f"answer_tokens_per_place_{label}": round(sum(lengths) / bs, 1),
+        }
+    return figures
 
 
 def _prefill_share(backend, batches):  # noqa: ANN001, ANN202
@@ -198,10 +210,10 @@ def main() -> None:
         help="rounds of generation without and with the prefix cache (0 skips the comparison)",
     )
     parser.add_argument(
-        "--drop-rounds",
+        "--continuous-rounds",
         type=int,
         default=2,
-        help="rounds of generation keeping every row and dropping finished rows (0 skips the comparison)",
+        help="rounds of generation in fixed batches and with continuous batching (0 skips the comparison)",
     )
     args = parser.parse_args()
 
@@ -245,8 +257,8 @@ def main() -> None:
     }
     if args.cache_rounds:
         figures |= _by_prefix_cache(backend, questions, bs, args.cache_rounds)
-    if args.drop_rounds:
-        figures |= _by_dropping_finished(backend, questions, bs, args.drop_rounds)
+    if args.continuous_rounds:
+        figures |= _by_continuous_batching(backend, questions, bs, args.continuous_rounds)
     if args.thread_counts:
         figures |= _by_threads(backend, questions[:32], bs, args.thread_counts)
     print(json.dumps(figures))

@@ -75,7 +75,13 @@ def add_collect_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
     p.add_argument("--temperature", type=float, default=0.7, help="sampling temperature (default 0.7)")
     p.add_argument("--max-new-tokens", type=int, default=24, help="tokens generated per answer at most (default 24)")
-    p.add_argument("--batch-size", type=int, default=16, help="questions per backend call (default 16)")
+    p.add_argument(
+        "--batch-size",
+        type=int,
+        default=192,
+        help="questions per backend call and per store transaction (default 192; a local model decodes 48 "
+        "of them at a time, the others joining as answers end)",
+    )
     p.add_argument("--base-url", action="append", help="OpenAI-compatible server URL, repeatable (openai: models)")
     p.add_argument("--api-key-env", default="OPENAI_API_KEY", help="environment variable holding the API key")
     p.add_argument("--concurrency", type=int, default=8, help="parallel HTTP requests (openai: models)")

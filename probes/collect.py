@@ -155,7 +155,7 @@ def collect(
     seed: int = 0,
     temperature: float = 0.7,
     items_per_dimension: int | None = None,
-    batch_size: int = 16,
+    batch_size: int = 192,
     max_new_tokens: int = 24,
     run: int | None = None,
     progress: bool = True,

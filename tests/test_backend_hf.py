@@ -105,30 +105,33 @@ def test_the_prefix_cache_changes_no_answer(smollm2):
     assert len({c.text for c in cached}) > 1
 
 
-def test_dropping_finished_rows_changes_no_answer(smollm2):
-    """A row that leaves the batch and its key/value cache once its answer ends gives the answer transformers'
-    ``generate`` gives when every row runs until the longest ends: greedy, and sampled with each request's seed."""
+def test_continuous_batching_changes_no_answer(smollm2):
+    """Rows that leave the batch and its key/value cache once their answer ends, with waiting requests joining
+    them, give the answers transformers' ``generate`` gives in fixed batches where every row runs until the
+    longest ends: greedy, and sampled with each request's seed."""
     from bias_validity.probes.design import build_design
     from bias_validity.probes.stimuli import load_dimensions
 
     design = build_design(
         smollm2.name, load_dimensions(["gender_career"]), ["implicit", "explicit"], sessions=1, reps=1
     )
-    chosen = design[:8] + design[-8:]  # choices and ratings: answers of different lengths end at different steps
+    chosen = design[:12] + design[-12:]  # choices and ratings: answers of different lengths end at different steps
     requests = [
         _request(q.messages, q.seed, temperature=0.0 if k % 3 == 0 else 0.9, max_new_tokens=24)
         for k, q in enumerate(chosen)
     ]
+    places = smollm2.generation_places
     try:
-        smollm2.drop_finished = False
-        kept = smollm2.generate(requests)
-        smollm2.drop_finished = True
-        dropped = smollm2.generate(requests)
+        smollm2.generation_places = 6  # 24 requests through 6 places: most join a batch already decoding
+        smollm2.continuous = False
+        fixed = smollm2.generate(requests)
+        smollm2.continuous = True
+        continuous = smollm2.generate(requests)
     finally:
-        smollm2.drop_finished = True
-    assert all(c.error is None for c in kept + dropped)
-    assert [c.text for c in dropped] == [c.text for c in kept]
-    lengths = {len(smollm2.tokenizer(c.text)["input_ids"]) for c in dropped}
+        smollm2.continuous, smollm2.generation_places = True, places
+    assert all(c.error is None for c in fixed + continuous)
+    assert [c.text for c in continuous] == [c.text for c in fixed]
+    lengths = {len(smollm2.tokenizer(c.text)["input_ids"]) for c in continuous}
     assert max(lengths) - min(lengths) >= 3, lengths  # rows did finish at different steps
 
 

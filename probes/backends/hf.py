@@ -1,18 +1,21 @@
 """The local transformers backend: packaged GGUF models (SmolLM2, Gemma-3) or any local model directory, on CPU.
 
 Generation samples with one ``torch.Generator`` per request, seeded by the request's seed, so an answer depends
-on the request alone (up to floating point), not on which requests share its batch; a request leaves its batch and
-the batch's key/value cache as soon as its answer ends. Scoring (answer options, sentences) and word embeddings are
+on the request alone (up to floating point), not on which requests share its batch. Generation batches
+continuously: a request leaves the batch and its key/value cache as soon as its answer ends, and waiting requests
+take the free places. Scoring (answer options, sentences) and word embeddings are
 exact forward passes; scoring runs each prompt once, from a key/value cache of the prefix its batch shares, and
 scores every option from that prompt's cache.
 """
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import json
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -58,9 +61,14 @@ class HFBackend(Backend):
         self.max_new_tokens = max_new_tokens
         #: run the prompt prefix a generation batch shares once, from a key/value cache (same answers, faster)
         self.prefix_cache = True
-        #: drop a row from the generation batch and its key/value cache once its answer ends (same answers, faster);
-        #: False keeps every row until the batch's longest answer ends (transformers' ``generate``: bench baseline)
-        self.drop_finished = True
+        #: batch generation continuously: a row leaves the batch and its key/value cache once its answer ends and
+        #: waiting requests take the free places (same answers, faster); False runs fixed batches, each row kept
+        #: until the batch's longest answer ends (transformers' ``generate``: the bench's baseline)
+        self.continuous = True
+        #: rows that decode together in continuous batching (``batch_size`` is the fixed batches' size, and
+        #: scoring's): measured on 2 cores, 192 implicit answers at temperature 0.7, one call, against fixed batches of
+        #: 16: 16 places 1.25x, 32 1.60x, 48 1.80x, 64 1.70x answers per second (answers identical)
+        self.generation_places = 48
         chat = self.tokenizer.chat_template is not None
         self.capabilities = frozenset(
             ([Capability.CHAT, Capability.CHOICE_LOGPROBS] if chat else [])
@@ -112,6 +120,10 @@ class HFBackend(Backend):
             except Exception as error:  # a malformed conversation fails alone
                 results[i] = _error(error)
         order = sorted(encoded, key=lambda i: encoded[i])  # a batch of prompts that share the longest prefix
+        if self.continuous:
+            for i, completion in self._generate_continuously(requests, encoded, order).items():
+                results[i] = completion
+            return results
         for start in range(0, len(order), self.batch_size):
             batch = order[start : start + self.batch_size]
             try:
@@ -124,32 +136,74 @@ class HFBackend(Backend):
         return results
 
     def _generate_batch(self, requests: Sequence[GenerationRequest], prompts: Sequence[list[int]]) -> list[str]:
+        """One fixed batch through transformers' ``generate``: every row runs until the longest answer ends."""
         torch = self._torch
         limits = [self.max_new_tokens or r.max_new_tokens for r in requests]
         sampler = _PerRequestSampler([r.temperature for r in requests], [r.seed for r in requests], self._eos)
         with torch.inference_mode():
             input_ids, mask, cache = self._prefill_shared(prompts)
-            if self.drop_finished:
-                answers = self._decode_dropping_finished(input_ids, mask, cache, sampler, limits)
-            else:
-                answers = self._decode_keeping_every_row(input_ids, mask, cache, sampler, max(limits))
-        texts = []
-        for row, limit in zip(answers, limits, strict=True):
-            row = row[:limit]
-            cut = next((k for k, token in enumerate(row) if token in self._eos), len(row))
-            texts.append(self.tokenizer.decode(row[:cut], skip_special_tokens=True))
-        return texts
+            answers = self._decode_keeping_every_row(input_ids, mask, cache, sampler, max(limits))
+        return [self._answer_text(row, limit) for row, limit in zip(answers, limits, strict=True)]
 
-    def _decode_dropping_finished(self, input_ids, mask, cache, sampler, limits: list[int]):  # noqa: ANN001, ANN202
-        """Each row's answer tokens (up to and including its end token, or ``limits[row]`` of them).
+    def _answer_text(self, tokens: list[int], limit: int) -> str:
+        """The answer's text: its first ``limit`` tokens, up to its end token."""
+        tokens = tokens[:limit]
+        cut = next((k for k, token in enumerate(tokens) if token in self._eos), len(tokens))
+        return self.tokenizer.decode(tokens[:cut], skip_special_tokens=True)
 
-        The forward passes ``generate`` makes (the prompts' uncached rest, then one token per step, positions from
-        the attention mask), except that a row whose answer has ended leaves the batch and, by
-        ``batch_select_indices``, the key/value cache, as in the scoring path. Written by hand because
-        transformers' ``generate`` keeps every row until the longest answer ends, and its continuous batching
-        (``generate_batch``) samples every request from one global generator, which would break per-request seeds.
+    def _generate_continuously(
+        self, requests: Sequence[GenerationRequest], encoded: dict[int, list[int]], order: list[int]
+    ) -> dict[int, Completion]:
+        """Answer the requests ``order`` lists (prompts ``encoded``) with continuous batching.
+
+        At most ``generation_places`` rows decode together. A row whose answer has ended leaves the batch and, by
+        ``batch_select_indices``, its key/value cache; once half the places are free, the next waiting requests
+        are prefilled together (their shared prefix once, :meth:`_prefill_shared`) and join, their cache and
+        attention mask left-padded to the batch's length (positions come from each row's mask, so padding moves
+        nothing). Each row thus makes the forward passes ``generate`` would make for it, and draws its tokens
+        from its own seeded generator. Written by hand because ``generate`` keeps every row until the longest
+        answer ends, and transformers' continuous batching (``generate_batch``) samples every request from one
+        global generator, which would break per-request seeds. A model whose cache has sliding-window layers
+        (Gemma-3) cannot be padded so: its waiting requests join only when the batch has emptied.
+
+        A forward pass that fails records its error for the requests it carried; the others go on.
         """
         torch = self._torch
+        limits = {i: self.max_new_tokens or requests[i].max_new_tokens for i in order}
+        sampler = _PerRequestSampler([r.temperature for r in requests], [r.seed for r in requests], self._eos)
+        answers: dict[int, list[int]] = {i: [] for i in order}
+        results: dict[int, Completion] = {}
+        waiting = collections.deque(order)
+        batch: _Rows | None = None
+        mergeable = True
+        with torch.inference_mode():
+            while waiting or batch is not None:
+                free = self.generation_places - (len(batch.requests) if batch else 0)
+                if waiting and (batch is None or (mergeable and free >= max(1, self.generation_places // 2))):
+                    joining = [waiting.popleft() for _ in range(min(free, len(waiting)))]
+                    try:
+                        fresh = self._prefill_rows(joining, [encoded[i] for i in joining])
+                    except Exception as error:  # these requests fail; the batch goes on
+                        results.update(dict.fromkeys(joining, _error(error)))
+                        continue
+                    mergeable = mergeable and _paddable(fresh.cache)
+                    fresh = self._advance(fresh, sampler, answers, limits)
+                    batch = _join(batch, fresh)
+                    continue
+                try:
+                    step = self._step(batch)
+                except Exception as error:  # the rows in flight fail; waiting requests start a new batch
+                    results.update(dict.fromkeys(batch.requests, _error(error)))
+                    batch = None
+                    continue
+                batch = self._advance(step, sampler, answers, limits)
+        for i in order:
+            results.setdefault(i, Completion(self._answer_text(answers[i], limits[i])))
+        return results
+
+    def _prefill_rows(self, joining: list[int], prompts: list[list[int]]) -> _Rows:
+        """The prompts' forward pass (their shared prefix once): their cache, mask and next-token logits."""
+        input_ids, mask, cache = self._prefill_shared(prompts)
         past = cache.get_seq_length() if cache is not None else 0
         positions = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 0)
         out = self.model(
@@ -160,29 +214,35 @@ class HFBackend(Backend):
             use_cache=True,
             logits_to_keep=1,
         )
-        answers: list[list[int]] = [[] for _ in limits]
-        active = list(range(len(limits)))  # the request each batch row answers
-        while True:
-            chosen = sampler.draw(out.logits[:, -1].float(), active).tolist()
-            keep = []
-            for k, (row, token) in enumerate(zip(active, chosen, strict=True)):
-                answers[row].append(token)
-                if token not in self._eos and len(answers[row]) < limits[row]:
-                    keep.append(k)
-            if not keep:
-                return answers
-            if len(keep) < len(active):
-                out.cache.batch_select_indices(torch.tensor(keep))
-                mask, active, chosen = mask[keep], [active[k] for k in keep], [chosen[k] for k in keep]
-            mask = torch.cat([mask, mask.new_ones((len(active), 1))], dim=-1)
-            out = self.model(
-                input_ids=torch.tensor(chosen)[:, None],
-                attention_mask=mask,
-                position_ids=mask.sum(-1, keepdim=True) - 1,
-                cache=out.cache,
-                use_cache=True,
-                logits_to_keep=1,
-            )
+        return _Rows(joining, mask, out.cache, out.logits[:, -1].float())
+
+    def _step(self, batch: _Rows) -> _Rows:
+        """One decoding step: each row's last drawn token through the model."""
+        torch = self._torch
+        mask = torch.cat([batch.mask, batch.mask.new_ones((len(batch.requests), 1))], dim=-1)
+        out = self.model(
+            input_ids=torch.tensor(batch.tokens)[:, None],
+            attention_mask=mask,
+            position_ids=mask.sum(-1, keepdim=True) - 1,
+            cache=batch.cache,
+            use_cache=True,
+            logits_to_keep=1,
+        )
+        return _Rows(batch.requests, mask, out.cache, out.logits[:, -1].float())
+
+    def _advance(self, rows: _Rows, sampler, answers: dict, limits: dict) -> _Rows | None:  # noqa: ANN001
+        """Draw each row's next token; the rows whose answer goes on (None when none does)."""
+        chosen = sampler.draw(rows.logits, rows.requests).tolist()
+        keep = []
+        for k, (i, token) in enumerate(zip(rows.requests, chosen, strict=True)):
+            answers[i].append(token)
+            if token not in self._eos and len(answers[i]) < limits[i]:
+                keep.append(k)
+        if not keep:
+            return None
+        if len(keep) < len(rows.requests):
+            rows.cache.batch_select_indices(self._torch.tensor(keep))
+        return _Rows([rows.requests[k] for k in keep], rows.mask[keep], rows.cache, None, [chosen[k] for k in keep])
 
     def _decode_keeping_every_row(self, input_ids, mask, cache, sampler, limit: int):  # noqa: ANN001, ANN202
         """Each row's answer tokens from transformers' ``generate``, which runs every row until the last one ends."""
@@ -524,6 +584,46 @@ def identify_hf(
     files = sorted(p for p in directory.iterdir() if p.suffix in _WEIGHT_SUFFIXES or p.name == "config.json")
     combined = hashlib.sha256("".join(f"{p.name}:{sha256_file(p)}\n" for p in files).encode()).hexdigest()
     return {"name": f"hf:{directory.name}", "weights_sha256": combined, **chosen}
+
+
+@dataclass
+class _Rows:
+    """Rows of a continuous generation batch: the request each answers, the attention mask and key/value cache
+    (as long as the mask), and either the logits of their next token or the tokens drawn to feed next."""
+
+    requests: list[int]
+    mask: object
+    cache: object
+    logits: object = None
+    tokens: list[int] = field(default_factory=list)
+
+
+def _paddable(cache: object) -> bool:
+    """Whether every layer of ``cache`` is a plain growing cache, whose keys and values can be left-padded."""
+    from transformers.cache_utils import DynamicLayer
+
+    return all(type(layer) is DynamicLayer for layer in cache.layers)
+
+
+def _join(batch: _Rows | None, fresh: _Rows | None) -> _Rows | None:
+    """One batch of both row sets: the shorter one's cache and mask left-padded to the longer one's length."""
+    import torch
+    import torch.nn.functional as F
+
+    if batch is None or fresh is None:
+        return batch if fresh is None else fresh
+    width = max(batch.mask.shape[1], fresh.mask.shape[1])
+
+    def pad(t, by: int, dim: int):  # noqa: ANN001, ANN202 (left-pad dimension ``dim`` with zeros)
+        return F.pad(t, [0, 0] * (t.dim() - 1 - dim) + [by, 0]) if by else t
+
+    for old, new in zip(batch.cache.layers, fresh.cache.layers, strict=True):
+        for name in ("keys", "values"):
+            a, b = getattr(old, name), getattr(new, name)
+            joined = torch.cat([pad(a, width - a.shape[-2], a.dim() - 2), pad(b, width - b.shape[-2], b.dim() - 2)])
+            setattr(old, name, joined)
+    mask = torch.cat([pad(batch.mask, width - batch.mask.shape[1], 1), pad(fresh.mask, width - fresh.mask.shape[1], 1)])
+    return _Rows(batch.requests + fresh.requests, mask, batch.cache, None, batch.tokens + fresh.tokens)
 
 
 def _error(error: Exception) -> Completion:
