@@ -216,7 +216,9 @@ def _unit_effects(design: Design, info: dict[str, np.ndarray], prior_scale: floa
     answers) this form gave 0 divergences and min bulk ESS 707 in 213 s, against 101 divergences with half-normal SD
     priors, and 0 divergences but ESS 584 in 428 s with every deviation non-centred; on a 2-model study drawn
     without deviations (their SDs truly 0) 52 divergences, ESS 1782 in 146 s, against 314 with half-normal priors and
-    62 (ESS 886, 384 s) non-centred: those a retry at a higher target acceptance removes.
+    62 (ESS 886, 384 s) non-centred: those a retry at a higher target acceptance removes. Drawing a centred
+    unit's effect around the shared effect (``Normal(b, sigma)``, so the shared effect is not left to trade off with
+    the deviations' mean) made it worse on the 2-model study: 264 divergences.
 
     References
     ----------
