@@ -38,6 +38,13 @@ from bias_validity.probes.store import ResponseStore, select_run
 __all__ = ["BatchResults", "read_batch_results"]
 
 
+class _Field:
+    """Field names read here: of a batch output line, and the key of a failed answer's message in its params (field
+    names, not labels of the responses table)."""
+
+    ERROR = "error"
+
+
 @dataclass
 class BatchResults:
     """What one ``--batch-in`` stored: per results file its lines, answers stored now and those already stored.
@@ -160,7 +167,7 @@ def _read_line(line: str, where: str) -> tuple[str, Completion]:
     custom_id = data.get("custom_id")
     if not isinstance(custom_id, str) or not custom_id:
         raise ValueError(f"{where}, field 'custom_id': missing or not a string")
-    response, error = data.get("response"), data.get("error")
+    response, error = data.get("response"), data.get(_Field.ERROR)
     if response is not None and not isinstance(response, dict):
         raise ValueError(f"{where}, field 'response': not an object or null")
     status = response.get("status_code", 200) if response is not None else None
@@ -180,8 +187,8 @@ def _read_line(line: str, where: str) -> tuple[str, Completion]:
 def _error_message(error: object, status: int | None) -> str:
     """One line from a batch error: a string (vLLM), ``{code, message}`` (OpenAI) or ``{"error": {...}}`` (an
     error body); its code is kept unless it repeats the HTTP ``status``."""
-    if isinstance(error, dict) and isinstance(error.get("error"), dict | str):
-        return _error_message(error["error"], status)
+    if isinstance(error, dict) and isinstance(error.get(_Field.ERROR), dict | str):
+        return _error_message(error[_Field.ERROR], status)
     if isinstance(error, dict):
         message, code = error.get("message"), error.get("code")
         text = str(message) if message is not None else json.dumps(error, sort_keys=True)
@@ -261,14 +268,16 @@ def _new_rows(db: ResponseStore, run: int, chosen: dict[str, tuple[dict, int]]) 
     stored = db.read(run)
     failed = stored[stored["status"] == Status.ERROR.value]
     reasons = {
-        rid: json.loads(p).get("error") if isinstance(p, str) else None
+        rid: json.loads(p).get(_Field.ERROR) if isinstance(p, str) else None
         for rid, p in zip(failed["response_id"], failed["params"], strict=True)
     }
     out = {}
     for rid, (row, index) in chosen.items():
         if rid in done:
             continue
-        same_failure = row["status"] == Status.ERROR.value and reasons.get(rid) == json.loads(row["params"])["error"]
+        same_failure = (
+            row["status"] == Status.ERROR.value and reasons.get(rid) == json.loads(row["params"])[_Field.ERROR]
+        )
         if rid in reasons and same_failure:
             continue  # the same failure read again
         out[rid] = (row, index)
