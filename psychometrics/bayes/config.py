@@ -61,7 +61,8 @@ class FitConfig:
     #: an implicit new-item SC whose HDI overlaps 0.5 +/- this margin leaves the retained share not estimable
     chance_margin: float = Thresholds.chance_margin
     seed: int = 0
-    progress: bool = False  #: a line on stderr when sampling starts, every 30 s while it runs, and when it ends
+    #: a line on stderr when sampling starts, every 30 s while it runs (nutpie: draws done, time left), and at the end
+    progress: bool = False
     #: each unit (model) its own deviations from the shared item, template and order effects and its own Likert
     #: cutpoint spacing where several units answered a method (:func:`bias_validity.psychometrics.bayes.index_design`)
     unit_effects: bool = False

@@ -48,11 +48,17 @@ def sample(model: pm.Model, config: FitConfig) -> SampleRun:
     if importlib.util.find_spec(_REQUIRES[sampler]) is None:
         raise ValueError(f"sampler {sampler!r} needs the package {_REQUIRES[sampler]!r}: pip install {sampler}")
     start = time.perf_counter()
-    heartbeat = _heartbeat(config, start) if config.progress else contextlib.nullcontext()
+    draws_progress = config.progress and sampler == "nutpie" and _nutpie_progress_types() is not None
+    if not config.progress:
+        report = contextlib.nullcontext()
+    elif draws_progress:
+        report = _nutpie_progress(config, start)
+    else:
+        report = _heartbeat(config, start)
     logging.getLogger("pymc").setLevel(logging.ERROR)
     in_process = sampler != "pymc"
     # PyMC's own sampler runs chains in processes and divides BLAS threads among them itself (blas_cores="auto")
-    with model, heartbeat, single_threaded_blas() if in_process else contextlib.nullcontext():
+    with model, report, single_threaded_blas() if in_process else contextlib.nullcontext():
         idata = pm.sample(
             draws=config.draws,
             tune=config.tune,
@@ -61,7 +67,7 @@ def sample(model: pm.Model, config: FitConfig) -> SampleRun:
             target_accept=config.target_accept,
             random_seed=config.seed,
             nuts_sampler=sampler,
-            progressbar=False,
+            progressbar=draws_progress,
             compute_convergence_checks=False,
             blas_cores=None if in_process else "auto",
         )
@@ -71,20 +77,28 @@ def sample(model: pm.Model, config: FitConfig) -> SampleRun:
 _HEARTBEAT_S = 30.0
 
 
+def _what(config: FitConfig) -> str:
+    return f"{config.chains} chains x ({config.tune} warm-up + {config.draws} draws), {config.sampler}"
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
 @contextlib.contextmanager
 def _heartbeat(config: FitConfig, start: float):
     """Print to stderr what is sampled, then the elapsed time every 30 s until sampling ends, then the total.
 
-    nutpie's own progress bar draws only on a terminal (and numpyro's through PyMC not at all), so a fit run from a
+    For samplers that report no progress here (numpyro through PyMC, PyMC's own with its bar off): a fit run from a
     script or a batch job would otherwise print nothing for minutes; a background thread keeps one line per beat.
     """
-    what = f"{config.chains} chains x ({config.tune} warm-up + {config.draws} draws), {config.sampler}"
-    print(f"sampling {what}", file=sys.stderr, flush=True)
+    what = _what(config)
+    _say(f"sampling {what}")
     done = threading.Event()
 
     def beat() -> None:
         while not done.wait(_HEARTBEAT_S):
-            print(f"sampling {what}: {time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
+            _say(f"sampling {what}: {time.perf_counter() - start:.0f} s")
 
     thread = threading.Thread(target=beat, daemon=True)
     thread.start()
@@ -93,4 +107,68 @@ def _heartbeat(config: FitConfig, start: float):
     finally:
         done.set()
         thread.join()
-        print(f"sampled {what} in {time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
+        _say(f"sampled {what} in {time.perf_counter() - start:.0f} s")
+
+
+#: What nutpie's progress renderer (a minijinja template, as its notebook display uses) hands back: draws done and
+#: due over all chains, then each chain's divergences.
+_NUTPIE_TEMPLATE = (
+    "{{ total_finished_draws }}|{{ total_draws }}|{% for chain in chains %}{{ chain.divergences }} {% endfor %}"
+)
+
+
+def _nutpie_progress_types() -> tuple[object, object] | None:
+    """nutpie's sampling module and its progress class, or None where this nutpie lacks the template callback."""
+    if importlib.util.find_spec("nutpie") is None:
+        return None
+    import nutpie  # noqa: F401  (loads nutpie.sample)
+
+    module = sys.modules.get("nutpie.sample")
+    kinds = getattr(getattr(module, "_lib", None), "ProgressType", None)
+    if kinds is None or not all(hasattr(kinds, k) for k in ("none", "indicatif", "template_callback")):
+        return None
+    return module, kinds
+
+
+@contextlib.contextmanager
+def _nutpie_progress(config: FitConfig, start: float):
+    """Print to stderr what is sampled, then every 30 s the draws done, the time so far, an estimate of the time left
+    (at the rate so far) and the divergences so far, then the total.
+
+    nutpie renders its progress through a template callback only in notebooks and draws a terminal bar elsewhere (none
+    when stderr is not a terminal, as in a batch job). Its progress class is swapped, for this call only, for one whose
+    terminal choice is the template callback, so a script, a terminal and a log file all get the same plain lines.
+    """
+    module, kinds = _nutpie_progress_types()
+    what = _what(config)
+    _say(f"sampling {what}")
+
+    began: list[float] = []  # when sampling itself began (compiling comes first): nutpie's first call, at 0 draws
+
+    def line(rendered: str) -> None:
+        done, total, divergent = rendered.split("|")
+        done, total = int(done), int(total)
+        now = time.perf_counter()
+        if not began:
+            began.append(now)
+        if 0 < done < total:
+            left = (now - began[0]) * (total - done) / done
+            divergences = sum(int(x) for x in divergent.split())
+            _say(
+                f"sampling {what}: {done}/{total} draws, {now - start:.0f} s so far, about {left:.0f} s left, "
+                f"{divergences} divergent"
+            )
+
+    class _TemplateProgress:
+        none = staticmethod(kinds.none)
+
+        @staticmethod
+        def indicatif(rate: int) -> object:
+            return kinds.template_callback(int(_HEARTBEAT_S * 1000), _NUTPIE_TEMPLATE, config.chains, line)
+
+    module._lib.ProgressType = _TemplateProgress
+    try:
+        yield
+    finally:
+        module._lib.ProgressType = kinds
+        _say(f"sampled {what} in {time.perf_counter() - start:.0f} s")
