@@ -24,6 +24,9 @@ Parts (run all by default; select with --part):
   time, draws, gate, peak memory, the saved fit's size, the predictive check's share of groups outside per method,
   how many of the 12 posterior new-item gaps' HDIs cover the truth and how many agree with the classical
   item-cluster gap within 2 combined standard errors.
+- ``real-coverage``: ``--replications`` (20) smaller real-shaped studies (40 items per dimension, 10 wordings, 6,000
+  answers), each fitted with the defaults (with or without ``--shared-only``): coverage of the truth by the 95%
+  new-item gap HDIs, the share of gaps agreeing with the classical ones, the predictive check's shares outside.
 - ``coverage``: N simulated studies with known parameters (one compiled model, new data each time; 4 chains x 500
   draws after 500 warm-up): share of 90% HDIs of SC and of the explicit-implicit gap that contain the truth.
 
@@ -33,7 +36,8 @@ fit), so what is measured here is what ``bias-validity fit`` does; only the samp
 compiled model reused with new data).
 
 The last line printed is one JSON object with every figure, as ratios where a baseline exists.
-Usage: python bench/fit.py [--part samplers scale demo large real coverage] [--studies 100] [--store demo/study.sqlite]
+Usage: python bench/fit.py [--part samplers scale demo large real real-coverage coverage] [--studies 100]
+       [--replications 20] [--shared-only] [--store demo/study.sqlite]
 """
 
 from __future__ import annotations
@@ -247,13 +251,35 @@ def part_large() -> dict[str, object]:
     }
 
 
+def _real_figures(study, fit) -> dict[str, object]:
+    """Of a fit of a real-shaped study: the predictive check's share of groups outside per method, and how many
+    posterior new-item gaps' HDIs cover the truth and agree with the classical item-cluster gap within 2 combined
+    standard errors."""
+    from bias_validity.analyses.questions.gap import gap
+    from bias_validity.psychometrics.bayes.ppc import share_outside
+
+    key = ["model", "dimension"]
+    post = fit.quantities[fit.quantities["quantity"] == "gap_explicit_implicit"].merge(study.gaps, on=key)
+    classical = gap(study.responses).figures
+    classical = classical[classical["interval"].str.startswith("item-cluster")].merge(post, on=key)
+    z = 1.959964  # interval half-widths as standard errors (95% intervals)
+    se_post = (classical["hdi_high"] - classical["hdi_low"]) / (2 * z)
+    se_classical = (classical["ci_high"] - classical["ci_low"]) / (2 * z)
+    agree = (classical["mean"] - classical["estimate"]).abs() <= 2 * np.hypot(se_post, se_classical)
+    return {
+        "ppc_share_outside": share_outside(fit.ppc).round(3).to_dict(),
+        "gap_cells": len(post),
+        "gap_hdi_covers_truth": int(((post["hdi_low"] <= post["gap"]) & (post["gap"] <= post["hdi_high"])).sum()),
+        "gap_agrees_with_classical": int(agree.sum()),
+        "gap_cells_compared": len(classical),
+    }
+
+
 def part_real(seed: int = 0, unit_effects: bool = True) -> dict[str, object]:
     import tempfile
     from pathlib import Path
 
     from bias_validity.analyses.fit import fit_study
-    from bias_validity.analyses.questions.gap import gap
-    from bias_validity.psychometrics.bayes.ppc import share_outside
     from bias_validity.simulate.real_shaped import simulate_real_shaped
 
     study = simulate_real_shaped(seed=seed)
@@ -263,14 +289,6 @@ def part_real(seed: int = 0, unit_effects: bool = True) -> dict[str, object]:
     peak_gb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # kilobytes on Linux
     with tempfile.TemporaryDirectory() as tmp:
         size_mb = fit.save(Path(tmp) / "fit.nc").stat().st_size / 2**20
-    key = ["model", "dimension"]
-    post = fit.quantities[fit.quantities["quantity"] == "gap_explicit_implicit"].merge(study.gaps, on=key)
-    classical = gap(study.responses).figures
-    classical = classical[classical["interval"].str.startswith("item-cluster")].merge(post, on=key)
-    z = 1.959964  # interval half-widths as standard errors (95% intervals)
-    se_post = (classical["hdi_high"] - classical["hdi_low"]) / (2 * z)
-    se_classical = (classical["ci_high"] - classical["ci_low"]) / (2 * z)
-    agree = (classical["mean"] - classical["estimate"]).abs() <= 2 * np.hypot(se_post, se_classical)
     diag = fit.diagnostics
     return {
         "answers": len(study.responses),
@@ -282,10 +300,51 @@ def part_real(seed: int = 0, unit_effects: bool = True) -> dict[str, object]:
         "divergences": diag["divergences"],
         "peak_memory_gb": round(peak_gb, 2),
         "fit_file_mb": round(size_mb, 1),
-        "ppc_share_outside": share_outside(fit.ppc).round(3).to_dict(),
-        "gap_cells": len(post),
-        "gap_hdi_covers_truth": int(((post["hdi_low"] <= post["gap"]) & (post["gap"] <= post["hdi_high"])).sum()),
-        "gap_agrees_with_classical": int(agree.sum()),
+        **_real_figures(study, fit),
+    }
+
+
+#: The replicated real-shaped study: the shape of ``part_real`` at a size 20 fits can afford on 2 cores.
+REAL_REPLICATION = dict(n_items=40, n_templates=10, unseen_templates=3, n_answers=6000)
+
+
+def part_real_coverage(replications: int, unit_effects: bool = True) -> dict[str, object]:
+    """Replications of a smaller real-shaped study (:data:`REAL_REPLICATION`, seeds 0..N-1), each fitted by
+    ``fit_study`` with the defaults: the share of the 95% new-item gap HDIs that cover the truth, of gaps that agree
+    with the classical ones, the largest share of predictive-check groups outside per method, and the gate."""
+    from bias_validity.analyses.fit import fit_study
+    from bias_validity.simulate.real_shaped import simulate_real_shaped
+
+    rows, start = [], time.perf_counter()
+    for seed in range(replications):
+        study = simulate_real_shaped(seed=seed, **REAL_REPLICATION)
+        began = time.perf_counter()
+        fit = fit_study(study.responses, config=FitConfig(seed=seed, unit_effects=unit_effects))
+        figures = _real_figures(study, fit)
+        rows.append(
+            {
+                **figures,
+                "seconds": time.perf_counter() - began,
+                "passed": fit.diagnostics["passed"],
+                "divergences": fit.diagnostics["divergences"],
+            }
+        )
+        print(seed, json.dumps(rows[-1]), flush=True)
+    cells = sum(r["gap_cells"] for r in rows)
+    compared = sum(r["gap_cells_compared"] for r in rows)
+    outside = pd.DataFrame([r["ppc_share_outside"] for r in rows])
+    return {
+        "replications": replications,
+        "design": REAL_REPLICATION,
+        "unit_effects": unit_effects,
+        "gap_hdi_coverage": round(sum(r["gap_hdi_covers_truth"] for r in rows) / cells, 3),
+        "gap_cells": cells,
+        "gap_agreement_share": round(sum(r["gap_agrees_with_classical"] for r in rows) / compared, 3),
+        "ppc_share_outside_max": outside.max().round(3).to_dict(),
+        "ppc_share_outside_mean": outside.mean().round(3).to_dict(),
+        "gate_passed_share": round(float(np.mean([r["passed"] for r in rows])), 3),
+        "divergences_total": int(sum(r["divergences"] for r in rows)),
+        "seconds_per_replication": round((time.perf_counter() - start) / replications, 1),
     }
 
 
@@ -356,15 +415,18 @@ def main() -> None:
         "--part",
         nargs="+",
         default=["samplers", "scale", "demo", "large", "real", "coverage"],
-        choices=["samplers", "scale", "demo", "large", "real", "coverage"],
+        choices=["samplers", "scale", "demo", "large", "real", "real-coverage", "coverage"],
     )
     parser.add_argument("--store", default="demo/study.sqlite", help="the demo store (part demo)")
     parser.add_argument("--seeds", type=int, default=5, help="fit seeds of the demo store (part demo)")
     parser.add_argument("--samplers", nargs="+", default=["nutpie", "pymc"])
     parser.add_argument("--studies", type=int, default=100)
     parser.add_argument(
-        "--shared-only", action="store_true", help="part real: fit without the models' own deviations (the baseline)"
+        "--shared-only",
+        action="store_true",
+        help="parts real and real-coverage: fit without the models' own deviations (the baseline)",
     )
+    parser.add_argument("--replications", type=int, default=20, help="studies of part real-coverage")
     parser.add_argument("--naive-draws", type=int, default=300, help="draws of the naive per-trial fit (0: skip it)")
     args = parser.parse_args()
     out: dict[str, object] = {"cpus": os.cpu_count(), "load_1min": round(os.getloadavg()[0], 1)}
@@ -378,6 +440,8 @@ def main() -> None:
         out["large"] = part_large()
     if "real" in args.part:
         out["real"] = part_real(unit_effects=not args.shared_only)
+    if "real-coverage" in args.part:
+        out["real_coverage"] = part_real_coverage(args.replications, unit_effects=not args.shared_only)
     if "coverage" in args.part:
         out["coverage"] = part_coverage(args.studies)
     print(json.dumps(out))
