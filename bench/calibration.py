@@ -5,6 +5,9 @@
 - ``paper``: a paper-like design, data-rich per cell: 3 models x 3 dimensions x 8 items, 3 templates x 2 orders,
   20 answers per cell, the same methods.
 
+With ``--unit-effects`` the model gives each model its own deviations from the shared item, wording and order
+effects and its own cutpoint spacing (``FitConfig(unit_effects=True)``), drawn from their priors like the rest.
+
 Each replication draws parameters from the model's prior, simulates the answers of the design, fits it with nutpie
 (one compiled model refitted on each data set) and ranks every reported quantity's truth among 99 thinned
 posterior draws. Per design and quantity family the last line reports the chi-square p-value of rank uniformity
@@ -12,7 +15,7 @@ posterior draws. Per design and quantity family the last line reports the chi-sq
 gate; a PNG shows the rank histograms.
 
 Usage: python bench/calibration.py [--sparse 200] [--paper 100] [--draws 500] [--seed 1] [--png calibration.png]
-                                   [--ranks r.npz]
+                                   [--ranks r.npz] [--unit-effects]
 """
 
 from __future__ import annotations
@@ -41,10 +44,10 @@ DESIGNS = {
 BINS = 10
 
 
-def _design(name: str):
+def _design(name: str, unit_effects: bool):
     sim = simulate_study(**METHODS, **DESIGNS[name], seed=0)
     sim = {k: v.rename(columns={"unit": "model", "trait": "dimension"}) for k, v in sim.items()}
-    return index_design(sim["binary"], ordinal=sim["ordinal"], scores=sim["scores"])
+    return index_design(sim["binary"], ordinal=sim["ordinal"], scores=sim["scores"], unit_effects=unit_effects)
 
 
 def _progress(name: str, every: int):
@@ -96,6 +99,9 @@ def main() -> None:
     parser.add_argument("--draws", type=int, default=500, help="draws (and warm-up) per chain (default 500)")
     parser.add_argument("--chains", type=int, default=4)
     parser.add_argument("--seed", type=int, default=1, help="seed of the prior draws and the fits (default 1)")
+    parser.add_argument(
+        "--unit-effects", action="store_true", help="each model's own deviations (FitConfig.unit_effects) in the model"
+    )
     parser.add_argument("--png", default="calibration.png", help="rank-histogram figure (default calibration.png)")
     parser.add_argument(
         "--ranks",
@@ -109,6 +115,7 @@ def main() -> None:
         "chains": args.chains,
         "bins": BINS,
         "seed": args.seed,
+        "unit_effects": args.unit_effects,
     }
     results = {}
     for name, count in (("sparse", args.sparse), ("paper", args.paper)):
@@ -116,7 +123,7 @@ def main() -> None:
             continue
         start = time.perf_counter()
         res = simulation_based_calibration(
-            _design(name),
+            _design(name, args.unit_effects),
             replications=count,
             draws=args.draws,
             tune=args.draws,

@@ -8,8 +8,9 @@ SC p 0.34 with 90% coverage 0.925, item SD p 0.74 with 0.975 and none of its ran
 template SD p 0.027 (40 ranks); truths from a prior twice as wide, the item SD's p < 1e-4 with 90% coverage 0.725
 and 17.5% of its ranks at the top (template SD likewise: p < 1e-4, coverage 0.625), while the SC families stay
 uniform (p 0.29-0.30): SCs are informed by the answers, the scale parameters by the prior. The Likert design's SC:
-p 0.99, coverage 0.875. The 200 + 100 replication study
-of the demo-like and paper-like designs is bench/calibration.py.
+p 0.99, coverage 0.875. Two models with their own deviations (``unit_effects``, same size per model): SC p 0.43
+with 90% coverage 0.925, new-item SC p 0.95 with 0.93, item SD p 0.80 with 0.95. The 200 + 100 replication study
+of the demo-like and paper-like designs is bench/calibration.py (``--unit-effects`` for the models' deviations).
 """
 
 from __future__ import annotations
@@ -49,6 +50,21 @@ def test_ranks_reveal_a_prior_scale_off_by_two(design):
     sd_ranks = result.ranks[:, (result.labels["quantity"] == "item_sd").to_numpy()]
     assert (sd_ranks == result.draws).mean() > 0.1  # calibrated: 1 / 50 of the ranks
     assert families["item_sd"]["coverage_90"] < 0.8
+
+
+def test_ranks_are_uniform_with_each_models_own_deviations():
+    """Two models sharing the methods, each with its own item and wording deviations (``unit_effects``): the model
+    that gives them is calibrated on its own draws too."""
+    sim = simulate_study(
+        units=2, traits=1, items=4, templates=2, orders=1, reps=2, seed=0, ordinal_methods=(), score_methods=()
+    )
+    design = index_design(sim["binary"], unit_effects=True)
+    assert design.unit_methods
+    families = simulation_based_calibration(design, **_SIZE).family_summary(bins=5)
+    assert families["sc"]["ranks"] == 160
+    for family in ("sc", "item_sd"):
+        assert families[family]["p_uniform"] > 0.01, families
+        assert 0.8 <= families[family]["coverage_90"] <= 0.98, families
 
 
 def _result(ranks: np.ndarray) -> SBCResult:
