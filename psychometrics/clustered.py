@@ -24,6 +24,7 @@ from scipy.stats import t as t_dist
 from bias_validity.psychometrics._checks import check_ci
 from bias_validity.psychometrics.bootstrap import _bootstrap_draws, _bootstrap_interval
 from bias_validity.psychometrics.interval_kind import IntervalKind
+from bias_validity.psychometrics.planning import fieller_interval
 
 __all__ = [
     "MIN_CLUSTERS",
@@ -309,7 +310,8 @@ def cluster_ratio_interval(
     of the quadratic. Only the two statistics are resampled, never their ratio, so a resample whose denominator
     is 0 (an implicit SC of exactly one half) cannot make the interval undefined, as it makes a bootstrap of the
     ratio itself (Franz 2007 [2]_ compares Fieller's with the bootstrap and delta-method intervals of ratios).
-    Fieller's quadratic is written here because no library solves it on a bootstrap covariance.
+    The quadratic is solved by :func:`bias_validity.psychometrics.planning.fieller_interval`, which the planner
+    shares.
 
     References
     ----------
@@ -351,11 +353,8 @@ def cluster_ratio_interval(
     v_aa, v_ab, v_bb = (np.cov(draws) * size / (size - 1))[[0, 0, 1], [0, 1, 1]]
     q = float(t_dist.ppf(0.5 + ci / 2, size - 1))
     half = q * np.sqrt(v_bb)
-    quad = b * b - q * q * v_bb  # > 0 exactly when the denominator's interval excludes 0
-    if quad <= 0:
+    low, high = fieller_interval(a, b, v_aa, v_bb, v_ab, quantile=q)
+    if np.isnan(low):  # the denominator's interval contains 0
         why = f"the denominator's interval [{b - half:.3f}, {b + half:.3f}] contains 0: Fieller's set is unbounded"
         return RatioInterval(ratio, *nan, why, b, b - half, b + half, unit=unit)
-    lin = a * b - q * q * v_ab
-    const = a * a - q * q * v_aa
-    root = np.sqrt(max(lin * lin - quad * const, 0.0))
-    return RatioInterval(ratio, (lin - root) / quad, (lin + root) / quad, "", b, b - half, b + half, unit=unit)
+    return RatioInterval(ratio, low, high, "", b, b - half, b + half, unit=unit)
