@@ -26,8 +26,8 @@ from scipy.special import expit, logit, ndtri, stdtrit
 from bias_validity.analyses.config import AnalysisConfig
 from bias_validity.analyses.questions._common import all_must_hold, interval_verdict
 from bias_validity.analyses.questions.convergent import verdict_rule
-from bias_validity.analyses.questions.gap import _rope_verdict
-from bias_validity.analyses.questions.reliability import _shift_verdict
+from bias_validity.analyses.questions.gap import rope_verdict
+from bias_validity.analyses.questions.reliability import shift_verdict
 from bias_validity.analyses.result import ALL_DIMENSIONS, Verdict
 from bias_validity.analyses.study import Study, as_study, item_keys, sc_difference, sc_interval
 from bias_validity.probes.schema import ATTRIBUTE_ORDERS, IMPLICIT_ORDERS, REVERSED_SUFFIX, WEAT_ITEM, Method
@@ -49,7 +49,7 @@ from bias_validity.psychometrics.planning import (
     t_half_width,
     tost_power,
 )
-from bias_validity.psychometrics.validity import _FISHER, convergent_validity
+from bias_validity.psychometrics.validity import FISHER_Z_VARIANCE, convergent_validity
 
 __all__ = ["CHECK_MAX_ANSWERS", "PLAN_COLUMNS", "PlanTargets", "Assumptions", "plan", "plan_summary"]
 
@@ -84,7 +84,7 @@ _ORDERS = len(IMPLICIT_ORDERS)
 _MC_ITEMS = 4000
 #: The largest design searched: beyond it a target is reported as out of reach.
 _MAX_SEARCH_ITEMS = 5000
-_SPEARMAN_FACTOR = _FISHER["spearman"][0]  # the Fisher-z variance factor of Q2's interval
+_SPEARMAN_FACTOR = FISHER_Z_VARIANCE["spearman"][0]  # the Fisher-z variance factor of Q2's interval
 #: Characters per token of English text, for a token estimate from the pilot's prompts and answers (a common rule
 #: of thumb for BPE tokenisers, e.g. OpenAI's "about 4 characters per token").
 CHARS_PER_TOKEN = 4.0
@@ -1357,7 +1357,7 @@ def _check_row(
             exp, imp = (_answers(cell, probs, m, reps, rng) for m in (_EXP, _IMP))
             _, low, high, _ = sc_difference(exp, imp, config)
             halves.append((high - low) / 2)
-            decided.append(_rope_verdict(low, high, th.gap_rope))
+            decided.append(rope_verdict(low, high, th.gap_rope))
         elif need.check == Method.REFLECTION.value:
             rows = pd.concat([_answers(c, d, _REF, reps, rng) for c, d in zip(have, draws, strict=True)])
             est = sc_interval(rows, config)
@@ -1392,7 +1392,7 @@ def _check_row(
                 if cells[forms].nunique() < 2:
                     continue
                 found = form_shifts(cells, forms=forms, clusters="item_id", successes="k", trials="n", ci=config.ci)
-                verdicts += [_shift_verdict(s.ci_low, s.ci_high, th.shift_limit) for s in found.itertuples()]
+                verdicts += [shift_verdict(s.ci_low, s.ci_high, th.shift_limit) for s in found.itertuples()]
                 widths += list((found["ci_high"] - found["ci_low"]) / 2)
             halves.append(max(widths))
             decided.append(all_must_hold(verdicts))

@@ -18,6 +18,7 @@ from bias_validity.psychometrics.interval_kind import IntervalKind
 
 __all__ = [
     "CORRELATION_METHODS",
+    "FISHER_Z_VARIANCE",
     "INTERVAL_KINDS",
     "correlation_ci",
     "disattenuate",
@@ -29,8 +30,8 @@ CORRELATION_METHODS = ("pearson", "spearman", "kendall")
 #: The :class:`IntervalKind` of each value of the ``interval`` column of :func:`correlation_ci` (the column keeps
 #: these short names; its ``kind`` column holds the members).
 INTERVAL_KINDS = {"fisher_z": IntervalKind.FISHER_Z, "bootstrap_bca": IntervalKind.BCA}
-# Fisher-z variance numerator and the sample-size offset per method (Fieller, Hartley & Pearson 1957).
-_FISHER = {"pearson": (1.0, 3), "spearman": (1.06, 3), "kendall": (0.437, 4)}
+#: Fisher-z variance numerator and the sample-size offset per method (Fieller, Hartley & Pearson 1957).
+FISHER_Z_VARIANCE = {"pearson": (1.0, 3), "spearman": (1.06, 3), "kendall": (0.437, 4)}
 _COLUMNS = ["x", "y", "method", "n", "r", "p_value", "interval", "kind", "ci_low", "ci_high"]
 
 
@@ -200,7 +201,7 @@ def correlation_ci(
                 p = 0.0
     n_eff = n - g + 1  # the sample size of one correlation with the same degrees of freedom (n - g - 1)
     if not constant:
-        c, m = _FISHER[method]
+        c, m = FISHER_Z_VARIANCE[method]
         if n_eff > m and abs(r) < 1:
             half = stats.norm.ppf((1 + ci) / 2) * np.sqrt(c / (n_eff - m))
             fisher = (float(np.tanh(np.arctanh(r) - half)), float(np.tanh(np.arctanh(r) + half)))

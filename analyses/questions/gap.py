@@ -22,7 +22,7 @@ from bias_validity.psychometrics.contrasts import mover_difference
 from bias_validity.psychometrics.estimands import ROPE_CONVENTION, Quantity, Thresholds
 from bias_validity.psychometrics.interval_kind import IntervalKind
 
-__all__ = ["NEGATIVE_GAP", "POSITIVE_GAP", "NO_GAP", "MILDER_CLAIM", "milder_verdict", "gap"]
+__all__ = ["NEGATIVE_GAP", "POSITIVE_GAP", "NO_GAP", "MILDER_CLAIM", "milder_verdict", "rope_verdict", "gap"]
 
 _ITEMS = IntervalKind.ITEM_CLUSTER_T
 _THESE = IntervalKind.NEWCOMBE  #: answers independent: an interval for these items only
@@ -35,7 +35,10 @@ NO_GAP = "no gap"
 MILDER_CLAIM = "explicit milder than implicit"
 
 
-def _rope_verdict(low: float, high: float, rope: float) -> Verdict:
+def rope_verdict(low: float, high: float, rope: float) -> Verdict:
+    """A gap interval against the region of practical equivalence +/- ``rope`` (Kruschke 2018): wholly beyond it
+    SUPPORTED (a gap), wholly inside it NOT_SUPPORTED (no gap), otherwise INCONCLUSIVE; NaN bounds NOT_ESTIMABLE.
+    The Q4 rule, which the planner's check applies to its simulated intervals too."""
     if pd.isna(low) or pd.isna(high):
         return Verdict.NOT_ESTIMABLE
     if low > rope or high < -rope:
@@ -83,7 +86,7 @@ def _directions(table: pd.DataFrame) -> str:
 def _cell_verdict(cell: object, rope: float, source: str, why: str = "") -> dict[str, object]:
     """A model x dimension's verdict from its deciding gap row: the finding names the gap's sign; ``why`` (why the
     posterior did not decide, where it did not) ends the reason."""
-    verdict = _rope_verdict(cell.ci_low, cell.ci_high, rope)
+    verdict = rope_verdict(cell.ci_low, cell.ci_high, rope)
     fig = figure_text(cell.estimate, cell.ci_low, cell.ci_high, missing="")
     if verdict is Verdict.NOT_ESTIMABLE:
         finding = verdict.value

@@ -51,6 +51,7 @@ __all__ = [
     "SESSIONS_DISAGREE",
     "POSITION_BIAS",
     "reliability",
+    "shift_verdict",
 ]
 
 #: Koo & Li (2016): an item-score ICC below 0.5 is poor reliability (the ``thresholds.icc`` the item-score ICCs
@@ -183,7 +184,7 @@ def _icc_figures(
     return rows, texts
 
 
-def _shift_verdict(low: float, high: float, limit: float) -> Verdict:
+def shift_verdict(low: float, high: float, limit: float) -> Verdict:
     """Two one-sided tests (Schuirmann 1987) on an interval at ``ci`` = 1 - 2 alpha, alpha = (1 - ci) / 2.
 
     Wholly within (-limit, +limit): both one-sided nulls (shift <= -limit, shift >= +limit) are rejected at alpha,
@@ -225,7 +226,7 @@ def _shifts(
         )
         for s in shifts.itertuples()
     ]
-    verdicts = [_shift_verdict(s.ci_low, s.ci_high, limit) for s in shifts.itertuples()]
+    verdicts = [shift_verdict(s.ci_low, s.ci_high, limit) for s in shifts.itertuples()]
     verdict = all_must_hold(verdicts)
     if verdict is Verdict.NOT_ESTIMABLE:
         s = shifts.iloc[0]
