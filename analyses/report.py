@@ -176,7 +176,10 @@ def build_report(
     posterior, diagnostics = _fit_parts(fit)
     if fit is not None:
         check_fit_level(fit, config.ci)
-        posterior = mark_trust(posterior, diagnostics, getattr(fit, "ppc", None), config.thresholds)
+        unit_effects = bool(getattr(getattr(fit, "config", None), "unit_effects", True))
+        posterior = mark_trust(
+            posterior, diagnostics, getattr(fit, "ppc", None), config.thresholds, unit_effects=unit_effects
+        )
     questions = [_ask(question, study, posterior, config) for question in registered_questions()]
     planned = plan(study, config=config)
     questions = [_with_plan(q, planned) for q in questions]

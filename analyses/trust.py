@@ -46,6 +46,8 @@ def mark_trust(
     diagnostics: dict[str, object] | None,
     ppc: pd.DataFrame | None,
     thresholds: Thresholds | None = None,
+    *,
+    unit_effects: bool = True,
 ) -> pd.DataFrame:
     """The fit's derived quantities with ``decides`` (bool) and ``why_not`` (the reasons it does not, joined by "; ").
 
@@ -61,6 +63,9 @@ def mark_trust(
     thresholds : Thresholds, optional
         ``ppc_outside``, the largest share of a method's groups outside their interval at which its posterior still
         decides (default 0.20).
+    unit_effects : bool
+        Whether the fit gave each model its own wording, order and item effects (``FitConfig.unit_effects``). A
+        misfit of a method that several models answered, in a fit without them, names that remedy.
 
     Examples
     --------
@@ -87,12 +92,19 @@ def mark_trust(
                 found.append(NOT_IDENTIFIED + ("" if pd.isna(c) else f" (contraction {c:.2f})"))
     shares = share_outside(ppc) if isinstance(ppc, pd.DataFrame) and len(ppc) else pd.Series(dtype=float)
     misfit = shares[shares > thresholds.ppc_outside]
+    remedy = dict.fromkeys(misfit.index, "")
+    if not unit_effects and isinstance(ppc, pd.DataFrame) and "model" in ppc:
+        shared = ppc.groupby("method")["model"].nunique()
+        for m in remedy:
+            if shared.get(m, 0) > 1:
+                remedy[m] = "; fit --unit-effects gives each model its own wording, order and item effects"
     for found, quantity, method in zip(reasons, posterior["quantity"], posterior["method"], strict=True):
         for m in _methods(str(quantity), method):
             if m in misfit.index:
                 found.append(
                     f"the posterior predictive check puts {misfit[m]:.0%} of the {m} groups outside their "
                     f"{PPC_INTERVAL:.0%} interval (the posterior decides at most {thresholds.ppc_outside:.0%})"
+                    + remedy[m]
                 )
     out = posterior.copy()
     out["decides"] = [not found for found in reasons]

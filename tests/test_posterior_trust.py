@@ -145,3 +145,25 @@ def test_the_predictive_check_groups_by_template():
     )
     expected = table.groupby("template_id")["consistent"].mean().to_numpy()
     assert np.allclose(fit.ppc["observed"].to_numpy(), expected)
+
+
+@pytest.mark.parametrize(
+    ("models", "unit_effects", "named"),
+    [(("a", "b"), False, True), (("a",), False, False), (("a", "b"), True, False)],
+)
+def test_a_misfit_that_own_effects_could_mend_names_them(models, unit_effects, named):
+    """A method several models answered, fitted with shared wording and item effects only, misfits: the reason names
+    ``fit --unit-effects``; not for one model, nor for a fit that had them."""
+    from bias_validity.analyses.trust import mark_trust
+
+    ppc = pd.DataFrame(
+        [dict(model=m, method="explicit", outside=i < 5) for m in models for i in range(10)]
+        + [dict(model=m, method="implicit", outside=False) for m in models for i in range(10)]
+    )
+    post = pd.DataFrame(
+        {"quantity": ["sc", "sc"], "model": "a", "dimension": "race", "method": ["explicit", "implicit"]}
+    )
+    marked = mark_trust(post, {"passed": True}, ppc, unit_effects=unit_effects)
+    assert marked["decides"].tolist() == [False, True]
+    assert ("fit --unit-effects gives each model its own" in marked["why_not"].iloc[0]) is named
+    assert marked["why_not"].iloc[1] == ""
