@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy.special import expit
+from scipy.special import expit, log_expit
 
 from bias_validity.psychometrics.bayes import _arviz
 from bias_validity.psychometrics.bayes.design import Design
@@ -37,12 +37,21 @@ _GH_NODES, _GH_WEIGHTS = np.polynomial.hermite.hermgauss(20)
 
 
 def _side_share(eta: np.ndarray, cut: np.ndarray | None) -> np.ndarray:
-    """P(consistent) of a binary cell, or P(keyed rating 4-5 | a side is taken) of a Likert cell."""
+    """P(consistent) of a binary cell, or P(keyed rating 4-5 | a side is taken) of a Likert cell.
+
+    The Likert share ``a / (a + d)`` with ``a = P(y >= 4) = expit(eta - cut_3)`` and ``d = P(y <= 2) =
+    expit(cut_2 - eta)`` is computed as ``expit(log a - log d)``: where both underflow (a wide middle gap far from
+    ``eta``) the quotient of the probabilities is 0/0, their log-ratio is not.
+
+    Examples
+    --------
+    >>> cut = np.array([[-950.0, -900.0, 900.0, 950.0], [-2.0, -1.0, 1.0, 2.0]])
+    >>> _side_share(np.array([0.0, 3.0]), cut).round(3).tolist()
+    [0.5, 0.98]
+    """
     if cut is None:
         return expit(eta)
-    agree = expit(eta - cut[..., 2])  # P(y >= 4) = 1 - logistic(cut_3 - eta)
-    disagree = expit(cut[..., 1] - eta)  # P(y <= 2)
-    return agree / (agree + disagree)
+    return expit(log_expit(eta - cut[..., 2]) - log_expit(cut[..., 1] - eta))
 
 
 def cell_scores(
