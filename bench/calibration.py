@@ -144,6 +144,8 @@ def main() -> None:
             "seconds_per_replication": round((time.perf_counter() - start) / count, 2),
             "families": families,
         }
+        # each design's figures as soon as it is done (on stderr: the last stdout line stays the one JSON object)
+        print(json.dumps({name: out[name]}), file=sys.stderr, flush=True)
     if results:
         _histograms(results, Path(args.png))
         out["png"] = str(args.png)
