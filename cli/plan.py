@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 from dataclasses import fields
 
 from bias_validity.cli._options import (
@@ -95,16 +96,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+#: One ``--sc`` value: a method name, "=", a decimal number.
+_METHOD_SC = re.compile(r"\s*([^=\s]+)\s*=\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*")
+
+
 def _sc(values: list[str]) -> dict[str, float]:
     out = {}
     for text in values:
-        method, sep, value = text.partition("=")
-        try:
-            out[method.strip()] = float(value)
-        except ValueError:
-            sep = ""
-        if not sep:
+        found = _METHOD_SC.fullmatch(text)
+        if found is None:
             raise ValueError(f"--sc takes METHOD=SC (e.g. implicit=0.7), got {text!r}")
+        out[found.group(1)] = float(found.group(2))
     return out
 
 
