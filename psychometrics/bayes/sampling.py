@@ -48,11 +48,12 @@ def sample(model: pm.Model, config: FitConfig) -> SampleRun:
     if importlib.util.find_spec(_REQUIRES[sampler]) is None:
         raise ValueError(f"sampler {sampler!r} needs the package {_REQUIRES[sampler]!r}: pip install {sampler}")
     start = time.perf_counter()
-    draws_progress = config.progress and sampler == "nutpie" and _nutpie_progress_types() is not None
+    nutpie_types = _nutpie_progress_types() if config.progress and sampler == "nutpie" else None
+    draws_progress = nutpie_types is not None
     if not config.progress:
         report = contextlib.nullcontext()
     elif draws_progress:
-        report = _nutpie_progress(config, start)
+        report = _nutpie_progress(config, start, *nutpie_types)
     else:
         report = _heartbeat(config, start)
     logging.getLogger("pymc").setLevel(logging.ERROR)
@@ -131,15 +132,15 @@ def _nutpie_progress_types() -> tuple[object, object] | None:
 
 
 @contextlib.contextmanager
-def _nutpie_progress(config: FitConfig, start: float):
+def _nutpie_progress(config: FitConfig, start: float, module: object, kinds: object):
     """Print to stderr what is sampled, then every 30 s the draws done, the time so far, an estimate of the time left
     (at the rate so far) and the divergences so far, then the total.
 
     nutpie renders its progress through a template callback only in notebooks and draws a terminal bar elsewhere (none
     when stderr is not a terminal, as in a batch job). Its progress class is swapped, for this call only, for one whose
     terminal choice is the template callback, so a script, a terminal and a log file all get the same plain lines.
+    ``module`` and ``kinds`` are :func:`_nutpie_progress_types`'.
     """
-    module, kinds = _nutpie_progress_types()
     what = _what(config)
     _say(f"sampling {what}")
 
