@@ -41,6 +41,9 @@ class SBCResult:
     passed: np.ndarray  #: (replications,) whether each fit passed the diagnostics gate
     identified: np.ndarray  #: (replications, quantities) whether each quantity was identified in that fit
     seconds: float
+    #: (replications,) NUTS's target acceptance of each kept fit: above the first where it was retried after
+    #: divergences, as a fit is (:meth:`FitConfig.retry`)
+    target_accept: np.ndarray | None = None
 
     def family_summary(self, *, bins: int = 10) -> dict[str, dict[str, float]]:
         """Per quantity family: rank-uniformity p-values, coverage of the central 50% and 90% intervals, ranks.
@@ -158,8 +161,10 @@ def simulation_based_calibration(
     every reported quantity, so every reported family is checked, and the item and template SDs, which a wrong
     prior scale moves most. Truths come
     from forward draws of the model itself (``pymc.sample_prior_predictive``), with the trial counts of the design.
-    Fits that fail the gate are counted (:attr:`SBCResult.passed`), never left out: dropping them would condition
-    the ranks on the data.
+    A fit that diverged is sampled again at the next target acceptance, as :meth:`FitConfig.retry` retries a fit
+    (:attr:`SBCResult.target_accept`), so the ranks calibrate what a fit reports; both attempts target the same
+    posterior. Fits that fail the gate are counted (:attr:`SBCResult.passed`), never left out: dropping them would
+    condition the ranks on the data.
 
     References
     ----------
@@ -191,19 +196,26 @@ def simulation_based_calibration(
     ranks = np.zeros((replications, len(truth_labels)), dtype=int)
     identified = np.zeros((replications, len(truth_labels)), dtype=bool)
     passed = np.zeros(replications, dtype=bool)
-    result = SBCResult(truth_labels, ranks, ranks_of, passed, identified, 0.0)
+    target = np.zeros(replications)
+    result = SBCResult(truth_labels, ranks, ranks_of, passed, identified, 0.0, target)
     for r in range(replications):
         data = {name: values[r].astype(values.dtype) for name, values in observed.items()}
-        with single_threaded_blas():
-            idata = nutpie.sample(
-                compiled.with_data(**data),
-                draws=draws,
-                tune=tune,
-                chains=chains,
-                seed=seed + r,
-                target_accept=FitConfig().target_accept,
-                progress_bar=False,
-            )
+        config: FitConfig | None = FitConfig(draws=draws, tune=tune, chains=chains, max_draws=draws)
+        while config is not None:  # max_draws=draws: retried only at smaller steps, after divergences
+            with single_threaded_blas():
+                idata = nutpie.sample(
+                    compiled.with_data(**data),
+                    draws=draws,
+                    tune=tune,
+                    chains=chains,
+                    seed=seed + r,
+                    target_accept=config.target_accept,
+                    progress_bar=False,
+                    save_warmup=False,
+                )
+            target[r] = config.target_accept
+            divergences = _arviz.divergences(idata)
+            config = config.retry(divergences=divergences) if divergences else None
         # the new-item SCs draw the items' mean (derived.cell_scores): a seed per replication, none the truths'
         # so the draws a truth is ranked among are independent of it and of the other replications' draws
         labels, post = sbc_quantities(idata, design, seed=seed + 1 + r)
@@ -215,7 +227,7 @@ def simulation_based_calibration(
         table = summarise(labels[reported], post[..., reported]).join(ident[reported])
         gate = diagnostics_gate(
             table[table["estimable"]],
-            divergences=_arviz.divergences(idata),
+            divergences=divergences,
             ebfmi=_arviz.ebfmi(idata),
             max_depth_share=_arviz.max_depth_share(idata),
         )
