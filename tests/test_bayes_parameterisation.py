@@ -72,3 +72,18 @@ def test_zero_sum_basis_is_orthonormal_and_spans_the_within_group_contrasts():
     g = np.array(groups)
     centring = np.eye(6) - (g[:, None] == g[None, :]) / (g[:, None] == g[None, :]).sum(axis=1, keepdims=True)
     np.testing.assert_allclose(h @ h.T, centring, atol=1e-12)
+
+
+def test_units_asked_one_wording_and_order_get_no_empty_deviation_variables():
+    """Two units, one wording and one order per method: the units' template and order deviations have no free
+    contrast, so they are zeros, not variables of size 0 (which ArviZ cannot stack for the predictive check); the
+    item deviations still are drawn."""
+    from bias_validity.psychometrics.bayes import build_model
+
+    sim = simulate_study(units=2, traits=1, items=3, templates=1, orders=1, reps=4, seed=2, ordinal_methods=())
+    model = build_model(index_design(sim["binary"], unit_effects=True))
+    sizes = {v.name: int(np.prod(model.initial_point()[f"{v.name}"].shape)) for v in model.value_vars}
+    assert all(size > 0 for size in sizes.values()), sizes
+    assert "z_item_unit" in sizes and "z_tmpl_unit" not in sizes and "z_ords_unit" not in sizes
+    point = pm.draw([model["tmpl_unit"], model["ords_unit"]], random_seed=1)
+    assert all(np.all(effect == 0.0) for effect in point)

@@ -254,11 +254,14 @@ def _unit_effects(design: Design, info: dict[str, np.ndarray], prior_scale: floa
         sigma = pm.Gamma(f"sigma_{facet}_unit", alpha=2.0, beta=2.0 / prior_scale, shape=len(methods))
         codes, _ = pd.factorize(pd.Series(group))
         free, last = _zero_sum_layout(codes)
-        contrasts = _partially_centred(
-            f"z_{facet}_unit", 0.0, sigma[method[free]], _weights(information[free], 1.0), shape=len(free)
-        )
+        if len(free):
+            contrasts = _partially_centred(
+                f"z_{facet}_unit", 0.0, sigma[method[free]], _weights(information[free], 1.0), shape=len(free)
+            )
+            effects = _ragged_zero_sum(contrasts, codes, free, last)
+        else:  # each unit asked one level per group: nothing deviates (and a variable of size 0 breaks ArviZ)
+            effects = pt.zeros(len(labels))
         # one trailing zero: the deviation of cells whose method no second unit answered
-        effects = _ragged_zero_sum(contrasts, codes, free, last)
         out[column] = pm.Deterministic(f"{facet}_unit", pt.concatenate([effects, pt.zeros(1)]))
     return out
 
