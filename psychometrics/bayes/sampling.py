@@ -71,8 +71,8 @@ def sample(model: pm.Model, config: FitConfig) -> SampleRun:
             progressbar=draws_progress,
             compute_convergence_checks=False,
             blas_cores=None if in_process else "auto",
-            # nutpie keeps the warm-up draws by default: on a real-shaped study of 25,000 answers they were half of
-            # the fit's peak memory, and nothing reads them
+            # nutpie keeps the warm-up draws by default, doubling the trace held in memory (on a real-shaped study of
+            # 25,000 answers, peak 4.05 GB with them, 3.75 GB without); nothing reads them
             nuts_sampler_kwargs={"save_warmup": False} if sampler == "nutpie" else None,
         )
     return SampleRun(idata=idata, sampler=sampler, seconds=time.perf_counter() - start)
