@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.special import expit, log_expit
 
 from bias_validity.psychometrics.bayes import _arviz
 from bias_validity.psychometrics.bayes.design import Design
@@ -36,29 +36,107 @@ NULL_VALUES: dict[str, float] = {q: ESTIMANDS[Quantity(q)].null for q in QUANTIT
 _GH_NODES, _GH_WEIGHTS = np.polynomial.hermite.hermgauss(20)
 
 
-def _side_share(eta: np.ndarray, cut: np.ndarray | None) -> np.ndarray:
-    """P(consistent) of a binary cell, or P(keyed rating 4-5 | a side is taken) of a Likert cell.
+def _expit(x: np.ndarray) -> np.ndarray:
+    """The logistic function as ``(1 + tanh(x / 2)) / 2``: numpy's vectorised tanh takes a tenth of the time of
+    scipy's ``expit`` (a scalar loop) on the 10^8 values of a large study's draws, to within 1e-16 absolute."""
+    out = np.tanh(0.5 * x)
+    out += 1.0
+    out *= 0.5
+    return out
 
-    The Likert share ``a / (a + d)`` with ``a = P(y >= 4) = expit(eta - cut_3)`` and ``d = P(y <= 2) =
-    expit(cut_2 - eta)`` is computed as ``expit(log a - log d)``: where both underflow (a wide middle gap far from
-    ``eta``) the quotient of the probabilities is 0/0, their log-ratio is not.
+
+def _log_expit(x: np.ndarray) -> np.ndarray:
+    """``log(expit(x)) = min(x, 0) - log1p(exp(-|x|))``, stable for any ``x``; numpy's vectorised exp and log1p,
+    for the reason of :func:`_expit`."""
+    out = np.exp(-np.abs(x))
+    np.log1p(out, out=out)
+    return np.minimum(x, 0.0) - out
+
+
+def _side_share(above: np.ndarray, below: np.ndarray | None = None) -> np.ndarray:
+    """P(consistent) of a binary cell with log-odds ``above``, or P(keyed rating 4-5 | a side is taken) of a Likert
+    cell with ``above = eta - cut_3`` and ``below = cut_2 - eta``.
+
+    The Likert share ``a / (a + d)`` with ``a = P(y >= 4) = expit(above)`` and ``d = P(y <= 2) = expit(below)`` is
+    computed as ``expit(log a - log d)``: where both underflow (a wide middle gap far from ``eta``) the quotient of
+    the probabilities is 0/0, their log-ratio is not.
 
     Examples
     --------
-    >>> cut = np.array([[-950.0, -900.0, 900.0, 950.0], [-2.0, -1.0, 1.0, 2.0]])
-    >>> _side_share(np.array([0.0, 3.0]), cut).round(3).tolist()
+    >>> eta, cut_2, cut_3 = np.array([0.0, 3.0]), np.array([-900.0, -1.0]), np.array([900.0, 1.0])
+    >>> _side_share(eta - cut_3, cut_2 - eta).round(3).tolist()
     [0.5, 0.98]
     """
-    if cut is None:
-        return expit(eta)
-    return expit(log_expit(eta - cut[..., 2]) - log_expit(cut[..., 1] - eta))
+    if below is None:
+        return _expit(above)
+    return _expit(_log_expit(above) - _log_expit(below))
+
+
+@dataclass(frozen=True)
+class CellIndex:
+    """What :func:`cell_scores` needs of one kind's (binary or ordinal) design cells, computed once per fit rather
+    than once per slice of draws.
+
+    A cell's SC without its item effect depends only on its group, template and order, so that part is computed
+    once per distinct (group, template, order) triple (``first`` holds each triple's first cell, ``codes`` each
+    cell's triple) and the per-cell work is the item effect alone.
+    """
+
+    kind: str  #: "binary" or "ordinal"
+    codes: np.ndarray  #: each cell's (group, template, order) triple
+    first: pd.DataFrame  #: the index columns (g, t, o, ut, uo, cut row) of each triple's first cell
+    item: np.ndarray  #: each cell's position in the flattened (item, method) effects
+    unit_item: np.ndarray  #: each cell's unit x item deviation (``ui``)
+    traits: int  #: number of traits
+    units: int  #: number of units
+    methods: int  #: number of methods
+    method: np.ndarray  #: per triple: the method's position in :attr:`Design.methods`
+    trait: np.ndarray  #: per triple: the trait's position among the traits
+    unit: np.ndarray  #: per triple: the unit's position in :attr:`Design.units`
+    n_items: np.ndarray  #: per triple: items its trait x method was asked
+    n_unit_items: np.ndarray  #: per triple: items its unit x trait x method was asked
+    unit_method: np.ndarray  #: per triple: the method's position in :attr:`Design.unit_methods` (one past: none)
+
+    @classmethod
+    def of(cls, design: Design, kind: str) -> CellIndex:
+        """The index of ``design``'s binary or ordinal (``kind``) cells."""
+        cells = design.binary if kind == "binary" else design.ordinal
+        g, i, m = cells["g"].to_numpy(), cells["i"].to_numpy(), cells["k_m"].to_numpy()
+        t, o = cells["t"].to_numpy(dtype=int), cells["o"].to_numpy(dtype=int)
+        codes, _ = pd.factorize(pd.MultiIndex.from_arrays([g, t, o]))
+        _, first = np.unique(codes, return_index=True)
+        traits = sorted(set(design.item_traits()))
+        t_code = cells[design.columns.trait].astype(str).map({name: k for k, name in enumerate(traits)}).to_numpy()
+        u_code = cells[design.columns.unit].astype(str).map({name: k for k, name in enumerate(design.units)})
+        u_code = u_code.to_numpy()
+        n_items = pd.Series(i).groupby([t_code, m]).transform("nunique").to_numpy()
+        n_unit_items = pd.Series(i).groupby([u_code, t_code, m]).transform("nunique").to_numpy()
+        unit_method = {name: k for k, name in enumerate(design.unit_methods)}
+        unit_method = cells[design.columns.method].map(unit_method).fillna(len(unit_method)).to_numpy(dtype=int)
+        index_cols = ["g", "t", "o", *(c for c in ("ut", "uo", "c_m", "c_um") if c in cells)]
+        return cls(
+            kind=kind,
+            codes=codes,
+            first=cells.iloc[first][index_cols].astype(int).reset_index(drop=True),
+            item=i * len(design.methods) + m,
+            unit_item=cells["ui"].to_numpy(dtype=int) if "ui" in cells else np.zeros(len(cells), dtype=int),
+            traits=len(traits),
+            units=len(design.units),
+            methods=len(design.methods),
+            method=m[first],
+            trait=t_code[first],
+            unit=u_code[first],
+            n_items=n_items[first],
+            n_unit_items=n_unit_items[first],
+            unit_method=unit_method[first],
+        )
 
 
 def cell_scores(
-    idata: object, design: Design, kind: str, *, new_item: bool = False, draws: slice = slice(None), seed: int = 0
+    idata: object, index: CellIndex, *, new_item: bool = False, draws: slice = slice(None), seed: int = 0
 ) -> np.ndarray:
-    """SC draws ``(chain, draw, cell)`` of each binary or ordinal (``kind``) design cell, for the posterior draws
-    ``draws`` of each chain (all by default).
+    """SC draws ``(chain, draw, cell)`` of each binary or ordinal design cell of ``index`` (:class:`CellIndex`), for
+    the posterior draws ``draws`` of each chain (all by default).
 
     A binary cell's SC is the probability of a consistent answer; a Likert cell's (ratings keyed towards the
     stereotype) the probability of a keyed 4-5 among ratings that take a side (1, 2, 4, 5), so its chance level is
@@ -71,76 +149,57 @@ def cell_scores(
     draws of ``d``, so a fit always gives the same quantities; draws that must be independent of each other (a
     truth and the posterior it is ranked among, in simulation-based calibration) need different seeds.
     """
-    cells = design.binary if kind == "binary" else design.ordinal
 
     def post(name: str) -> np.ndarray:
         return _arviz.posterior_array(idata, name, draws)
 
-    mu = post("mu_b" if kind == "binary" else "mu_o")
-    g, i, m = cells["g"].to_numpy(), cells["i"].to_numpy(), cells["k_m"].to_numpy()
-    t, o = cells["t"].to_numpy(dtype=int), cells["o"].to_numpy(dtype=int)
-    eta = mu[..., g] + post("tmpl")[..., t] + post("ords")[..., o]
+    first = index.first
     names = _arviz.posterior_names(idata)
     own = "tmpl_unit" in names  # each unit's own deviations (methods several units answered)
+    # the linear predictor without the item effect, once per (group, template, order) triple
+    eta = post("mu_b" if index.kind == "binary" else "mu_o")[..., first["g"]]
+    eta += post("tmpl")[..., first["t"]] + post("ords")[..., first["o"]]
     if own:
-        eta = eta + post("tmpl_unit")[..., cells["ut"].to_numpy(dtype=int)]
-        eta = eta + post("ords_unit")[..., cells["uo"].to_numpy(dtype=int)]
-    if kind == "binary":
+        eta += post("tmpl_unit")[..., first["ut"]] + post("ords_unit")[..., first["uo"]]
+    if index.kind == "binary":
         cut = None
     elif "cut_unit" in names:
-        cut = post("cut_unit")[..., cells["c_um"].to_numpy(dtype=int), :]
+        cut = post("cut_unit")[..., first["c_um"], :]
     else:
-        cut = post("cut")[..., cells["c_m"].to_numpy(), :]
+        cut = post("cut")[..., first["c_m"], :]
     if not new_item:
-        item = post("b_item")[..., i, m]
+        item = post("b_item").reshape(*eta.shape[:2], -1)[..., index.item]
         if own:
-            item = item + post("item_unit")[..., cells["ui"].to_numpy(dtype=int)]
-        return _side_share(eta + item, cut)
+            item += post("item_unit")[..., index.unit_item]
+        if cut is None:
+            return _side_share(item + eta[..., index.codes])
+        above, below = eta - cut[..., 2], cut[..., 1] - eta
+        return _side_share(above[..., index.codes] + item, below[..., index.codes] - item)
     sd_all = _arviz.posterior_array(idata, "chol_stds")
-    sd = sd_all[:, draws][..., m]  # sd_all whole: its shape sizes the draws of z below
+    sd = sd_all[:, draws][..., index.method]  # sd_all whole: its shape sizes the draws of z below
     # the mean of the items asked, relative to the item distribution's: correlated across methods as the item
     # effects are (LKJ), one draw per posterior draw and trait
-    traits = sorted(set(design.item_traits()))
-    t_code = cells[design.columns.trait].astype(str).map({name: k for k, name in enumerate(traits)}).to_numpy()
     corr = post("chol_corr")
     chol = np.linalg.cholesky(corr + 1e-9 * np.eye(corr.shape[-1]))
     # drawn for every posterior draw and then sliced, so a slice of draws gets the numbers the whole would;
     # (chain, draw, method, trait)
-    z = np.random.default_rng(seed).standard_normal((*sd_all.shape, len(traits)))[:, draws]
+    z = np.random.default_rng(seed).standard_normal((*sd_all.shape, index.traits))[:, draws]
     w = np.einsum("cdij,cdjt->cdit", chol, z)
-    n_items = pd.Series(i).groupby([t_code, m]).transform("nunique").to_numpy()
-    shift = sd * w[..., m, t_code] / np.sqrt(n_items)
+    shift = sd * w[..., index.method, index.trait] / np.sqrt(index.n_items)
     if own:  # a new item's own deviation for this unit, and these items' mean of it, as for the shared effect
-        unit_sd = _unit_sd(idata, design, cells, draws)
-        u_code = cells[design.columns.unit].astype(str).map({name: k for k, name in enumerate(design.units)})
+        unit_sd = _arviz.posterior_array(idata, "sigma_item_unit", draws)
+        unit_sd = np.concatenate([unit_sd, np.zeros((*unit_sd.shape[:2], 1))], axis=-1)[..., index.unit_method]
         z_unit = np.random.default_rng([seed, 1]).standard_normal(
-            (*sd_all.shape[:2], len(design.units), len(design.methods), len(traits))
+            (*sd_all.shape[:2], index.units, index.methods, index.traits)
         )[:, draws]
-        per_unit_items = pd.Series(i).groupby([u_code.to_numpy(), t_code, m]).transform("nunique").to_numpy()
-        shift = shift + unit_sd * z_unit[..., u_code.to_numpy(), m, t_code] / np.sqrt(per_unit_items)
+        shift = shift + unit_sd * z_unit[..., index.unit, index.method, index.trait] / np.sqrt(index.n_unit_items)
         sd = np.sqrt(sd**2 + unit_sd**2)
-    # a new item's SC depends on the cell's group, template and order only: integrate once per distinct triple
-    codes, first = _distinct(g, t, o)
-    eta, shift, sd = eta[..., first] - shift[..., first], None, sd[..., first]
-    cut = None if cut is None else cut[..., first, None, :]
-    nodes = np.sqrt(2.0) * sd[..., None] * _GH_NODES
-    share = (_side_share(eta[..., None] + nodes, cut) * _GH_WEIGHTS).sum(axis=-1) / np.sqrt(np.pi)
-    return share[..., codes]
-
-
-def _distinct(*columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each row's code among the distinct rows of ``columns``, and the first row of each code."""
-    codes, _ = pd.factorize(pd.MultiIndex.from_arrays(columns))
-    _, first = np.unique(codes, return_index=True)
-    return codes, first
-
-
-def _unit_sd(idata: object, design: Design, cells: pd.DataFrame, draws: slice) -> np.ndarray:
-    """Each cell's SD of unit deviations from the shared item effects (0 for a method only one unit answered)."""
-    sd = _arviz.posterior_array(idata, "sigma_item_unit", draws)
-    sd = np.concatenate([sd, np.zeros((*sd.shape[:2], 1))], axis=-1)
-    index = {name: k for k, name in enumerate(design.unit_methods)}
-    return sd[..., cells[design.columns.method].map(index).fillna(len(index)).to_numpy(dtype=int)]
+    nodes = (eta - shift)[..., None] + np.sqrt(2.0) * sd[..., None] * _GH_NODES
+    if cut is None:
+        share = _side_share(nodes)
+    else:
+        share = _side_share(nodes - cut[..., 2, None], cut[..., 1, None] - nodes)
+    return ((share * _GH_WEIGHTS).sum(axis=-1) / np.sqrt(np.pi))[..., index.codes]
 
 
 #: Most values (chains x draws x cells x quadrature nodes) one slice of :func:`cell_scores` holds: 2^24 doubles,
@@ -156,21 +215,32 @@ def _draw_slices(idata: object, cells: int, per_cell: int) -> list[slice]:
     return [slice(start, start + step) for start in range(0, n_draws, step)]
 
 
-def _group_means(
-    values: np.ndarray,
-    g: np.ndarray,
-    n_groups: int,
-    mask: np.ndarray | None = None,
-    weight: np.ndarray | None = None,
+def _mean_weights(
+    g: np.ndarray, n_groups: int, mask: np.ndarray | None = None, weight: np.ndarray | None = None
 ) -> np.ndarray:
-    """Weighted mean of each group's cells (optionally only those in ``mask``; equal weights unless ``weight``):
-    ``(chain, draw, group)``."""
+    """The ``(cell, group)`` matrix that takes each group's weighted mean of its cells (optionally only those in
+    ``mask``; equal weights unless ``weight``); a group without such cells gets 0."""
     weights = np.zeros((len(g), n_groups))
     keep = np.ones(len(g), dtype=bool) if mask is None else mask
     weights[np.flatnonzero(keep), g[keep]] = 1.0 if weight is None else weight[keep]
     with np.errstate(invalid="ignore"):
         weights /= weights.sum(axis=0, keepdims=True)
-    return values @ np.nan_to_num(weights)
+    return np.nan_to_num(weights)
+
+
+def _group_means(
+    idata: object, design: Design, kind: str, weights: Sequence[np.ndarray], *, new_item: bool = False, seed: int = 0
+) -> list[np.ndarray]:
+    """For each ``(cell, group)`` matrix of ``weights`` (:func:`_mean_weights`), the groups' weighted means of the
+    cells' SC draws (:func:`cell_scores`), ``(chain, draw, group)``: one pass over the draws, in slices."""
+    index = CellIndex.of(design, kind)
+    per_cell = len(_GH_NODES) if new_item else 1
+    parts: list[list[np.ndarray]] = [[] for _ in weights]
+    for part in _draw_slices(idata, len(index.codes), per_cell):
+        values = cell_scores(idata, index, new_item=new_item, draws=part, seed=seed)
+        for out, w in zip(parts, weights, strict=True):
+            out.append(values @ w)
+    return [np.concatenate(p, axis=1) for p in parts]
 
 
 def answer_weights(design: Design, kind: str, reversed_order: Callable[[str], bool] | None = None) -> np.ndarray:
@@ -216,52 +286,49 @@ def group_scores(
     A method without item effects (seen on fewer than 2 items) has no new-item SC: nothing says how items vary.
     ``seed``: as in :func:`cell_scores`; ``reversed_order``: as in :func:`answer_weights`.
     """
+    return _scores(idata, design, new_item=new_item, seed=seed, reversed_order=reversed_order)[0]
+
+
+def _scores(
+    idata: object,
+    design: Design,
+    *,
+    new_item: bool = False,
+    seed: int = 0,
+    reversed_order: Callable[[str], bool] | None = None,
+    acquiescence: bool = False,
+) -> tuple[dict[tuple[str, str, str], np.ndarray], dict[tuple[str, str, str], np.ndarray]]:
+    """:func:`group_scores` and, with ``acquiescence`` (and ``reversed_order``), from the same pass over the draws,
+    the acquiescence index draws of the Likert groups asked both a statement and its reversal.
+
+    The acquiescence index is the mean of P(agree | a side is taken) over the stereotype statements and over their
+    reversals, each equally weighted over their cells: 0.5 for a responder whose agreement follows the content, 1
+    for one who agrees with everything (:data:`bias_validity.psychometrics.estimands.ESTIMANDS` ``[ACQUIESCENCE]``).
+    On a reversed cell, agreeing is the keyed rating's disagreeing, so its agreement is ``1 - SC``.
+    """
     out: dict[tuple[str, str, str], np.ndarray] = {}
+    agree: dict[tuple[str, str, str], np.ndarray] = {}
     mask = design.item_mask()
     parts = [("binary", design.binary, design.binary_groups), ("ordinal", design.ordinal, design.ordinal_groups)]
     for kind, cells, groups in parts:
         if len(cells) == 0:
             continue
         g = cells["g"].to_numpy()
-        slices = _draw_slices(idata, len(cells), len(_GH_NODES) if new_item else 1)
-        parts_sc = [cell_scores(idata, design, kind, new_item=new_item, draws=part, seed=seed) for part in slices]
-        weight = answer_weights(design, kind, reversed_order)
-        sc = np.concatenate([_group_means(values, g, len(groups), weight=weight) for values in parts_sc], axis=1)
+        weights = [_mean_weights(g, len(groups), weight=answer_weights(design, kind, reversed_order))]
+        both: list[int] = []
+        if kind == "ordinal" and acquiescence and reversed_order is not None:
+            flipped = cells[design.columns.order].astype(str).map(reversed_order).to_numpy(dtype=bool)
+            weights += [_mean_weights(g, len(groups), ~flipped), _mean_weights(g, len(groups), flipped)]
+            both = sorted(set(g[flipped]) & set(g[~flipped]))
+        sc, *polarities = _group_means(idata, design, kind, weights, new_item=new_item, seed=seed)
         for j, key in enumerate(map(tuple, groups.to_numpy())):
             if new_item and not mask[design.methods.index(key[2])]:
                 continue
             out[key] = sc[..., j]
-    return out
-
-
-def acquiescence_scores(
-    idata: object, design: Design, reversed_order: Callable[[str], bool]
-) -> dict[tuple[str, str, str], np.ndarray]:
-    """Acquiescence index draws per (unit, trait, method) of Likert groups asked both a statement and its reversal.
-
-    The mean of P(agree | a side is taken) over the stereotype statements and over their reversals, each
-    equally weighted over their cells: 0.5 for a responder whose agreement follows the content, 1 for one who
-    agrees with everything (:data:`bias_validity.psychometrics.estimands.ESTIMANDS` ``[ACQUIESCENCE]``). On a
-    reversed cell, agreeing is the keyed rating's disagreeing, so its agreement is ``1 - SC``.
-    ``reversed_order`` tells from a cell's order label whether it is a reversed statement.
-    """
-    cells = design.ordinal
-    if len(cells) == 0:
-        return {}
-    g = cells["g"].to_numpy()
-    flipped = cells[design.columns.order].astype(str).map(reversed_order).to_numpy(dtype=bool)
-    n = len(design.ordinal_groups)
-    plain, reversed_ = [], []
-    for part in _draw_slices(idata, len(cells), 1):
-        sc = cell_scores(idata, design, "ordinal", draws=part)
-        plain.append(_group_means(sc, g, n, ~flipped))
-        reversed_.append(_group_means(1.0 - sc, g, n, flipped))
-    agree_plain, agree_reversed = np.concatenate(plain, axis=1), np.concatenate(reversed_, axis=1)
-    out = {}
-    for j, key in enumerate(map(tuple, design.ordinal_groups.to_numpy())):
-        if (flipped & (g == j)).any() and (~flipped & (g == j)).any():
-            out[key] = 0.5 * (agree_plain[..., j] + agree_reversed[..., j])
-    return out
+        for j in both:
+            plain, keyed_reversed = polarities[0][..., j], polarities[1][..., j]
+            agree[tuple(groups.to_numpy()[j])] = 0.5 * (plain + 1.0 - keyed_reversed)
+    return out, agree
 
 
 def derived_draws(
@@ -280,10 +347,10 @@ def derived_draws(
 
     ``base_tuned`` lists (base unit, tuned unit) pairs; their contrast is labelled ``"tuned - base"``.
     ``reversed_order`` marks the order labels of reversed Likert statements; with it, Likert groups asked both
-    polarities get an ``acquiescence`` row (:func:`acquiescence_scores`). ``seed`` seeds the new-item SCs' draws of
+    polarities get an ``acquiescence`` row (:func:`_scores`). ``seed`` seeds the new-item SCs' draws of
     the items' mean (:func:`cell_scores`).
     """
-    sc = group_scores(idata, design, reversed_order=reversed_order)
+    sc, agree = _scores(idata, design, reversed_order=reversed_order, acquiescence=True)
     new = group_scores(idata, design, new_item=True, seed=seed, reversed_order=reversed_order)
     labels: list[tuple[str, str, str, str]] = []
     draws: list[np.ndarray] = []
@@ -296,7 +363,7 @@ def derived_draws(
         add(Quantity.SC, u, t, m, v)
     for (u, t, m), v in new.items():
         add(Quantity.SC_NEW_ITEM, u, t, m, v)
-    for (u, t, m), v in (acquiescence_scores(idata, design, reversed_order) if reversed_order else {}).items():
+    for (u, t, m), v in agree.items():
         add(Quantity.ACQUIESCENCE, u, t, m, v)
     units = sorted({k[0] for k in sc})
     traits = sorted({k[1] for k in sc})
