@@ -113,13 +113,13 @@ class CellIndex:
         n_unit_items = pd.Series(i).groupby([u_code, t_code, m]).transform("nunique").to_numpy()
         unit_method = {name: k for k, name in enumerate(design.unit_methods)}
         unit_method = cells[design.columns.method].map(unit_method).fillna(len(unit_method)).to_numpy(dtype=int)
-        index_cols = ["g", "t", "o", *(c for c in ("ut", "uo", "c_m", "c_um") if c in cells)]
+        index_cols = ["g", "t", "o", "ut", "uo", *(c for c in ("c_m", "c_um") if c in cells)]
         return cls(
             kind=kind,
             codes=codes,
             first=cells.iloc[first][index_cols].astype(int).reset_index(drop=True),
             item=i * len(design.methods) + m,
-            unit_item=cells["ui"].to_numpy(dtype=int) if "ui" in cells else np.zeros(len(cells), dtype=int),
+            unit_item=cells["ui"].to_numpy(dtype=int),
             traits=len(traits),
             units=len(design.units),
             methods=len(design.methods),
