@@ -34,7 +34,12 @@ def test_binomial_logit_is_the_binomial_log_density_less_its_coefficient():
         np.testing.assert_allclose(logp(e), exact, rtol=1e-9, atol=1e-9)
 
 
-def test_cumulative_logit_counts_are_the_multinomial_log_density_less_its_coefficient():
+@pytest.mark.parametrize(
+    "answers",
+    [(1, 25), (1, 2), (2, 25)],
+    ids=["one-and-many-answer-cells", "one-answer-cells", "many-answer-cells"],
+)
+def test_cumulative_logit_counts_are_the_multinomial_log_density_less_its_coefficient(answers):
     rng = np.random.default_rng(1)
     cut = np.array([[-2.5, -0.4, 0.3, 3.0], [-1.0, -0.9, 0.8, 6.0]])  # two methods, one with a narrow gap
     method = rng.integers(0, 2, 40)
@@ -43,7 +48,11 @@ def test_cumulative_logit_counts_are_the_multinomial_log_density_less_its_coeffi
         _cumulative_probs(cut[0], eta) * (method == 0)[:, None]
         + _cumulative_probs(cut[1], eta) * (method == 1)[:, None]
     )
-    counts = np.stack([rng.multinomial(n, p) for n, p in zip(rng.integers(1, 25, 40), probs, strict=True)])
+    counts = np.stack([rng.multinomial(n, p) for n, p in zip(rng.integers(*answers, 40), probs, strict=True)])
+    if answers == (1, 2):  # a cell of one answer at every level of both methods, the ends included
+        counts[:10] = np.eye(5, dtype=int)[np.arange(10) % 5]
+        method[:10] = np.arange(10) // 5
+        probs[:10] = [_cumulative_probs(cut[m], eta[i : i + 1])[0] for i, m in enumerate(method[:10])]
     with pm.Model() as model:
         cumulative_logit_counts("y", counts.sum(axis=1), pt.as_tensor(cut), method, pt.as_tensor(eta), observed=counts)
     got = model.logp(sum=False)[0].eval()

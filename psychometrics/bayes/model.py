@@ -64,7 +64,9 @@ def build_model(design: Design, *, lkj_eta: float = 2.0, prior_scale: float = 1.
     A Likert cell has the same linear predictor without ``beta`` (the cutpoints carry the location) and
     ``counts_c ~ Multinomial(n_c, p)``, ``P(y <= j) = logistic(cut_{m,j} - eta_c)``. Both count likelihoods are
     :mod:`bias_validity.psychometrics.bayes.likelihoods`' closed forms without their data-only constants: on the
-    paper-scale workload they halve the cost of a gradient (1.46 to 0.73 ms; the same posterior).
+    paper-scale workload they halve the cost of a gradient (1.46 to 0.73 ms; the same posterior), and a Likert cell
+    of one answer costs two softplus terms instead of one per cutpoint. The answers per cell are the design's: a refit
+    swaps in new counts with the same totals per cell (as ``n`` of the binary cells stays).
     A score (standardised within method x template) is ``z ~ Normal(a_g + b_{i,m}, sigma_m)``,
     ``sigma_m ~ Gamma(2, 2)`` (zero-avoiding: its density vanishes at 0 [3]_): deterministic scores
     (log-probabilities, embedding effects) measure the same item effects without sampling noise.
@@ -180,7 +182,7 @@ def build_model(design: Design, *, lkj_eta: float = 2.0, prior_scale: float = 1.
                 rows = o["c_um"].to_numpy()
             else:
                 cut_unit, rows = cut, o["c_m"].to_numpy()
-            cumulative_logit_counts("y_likert", counts.sum(axis=1), cut_unit, rows, eta, observed=counts)
+            cumulative_logit_counts("y_likert", d.ordinal_counts.sum(axis=1), cut_unit, rows, eta, observed=counts)
 
         # a score method seen on one item only measures no item effect (and its lone score per group would make
         # the Gaussian likelihood unbounded as sigma -> 0), so it is left out
