@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from scipy.stats import spearmanr
 
 from bias_validity.analyses.config import AnalysisConfig
 from bias_validity.analyses.fit import fit_study
@@ -52,6 +53,23 @@ def test_the_truth_is_the_classical_sc_of_many_items():
     covered = (got["item_ci_low"] <= got["sc_new_item"]) & (got["sc_new_item"] <= got["item_ci_high"])
     assert covered.mean() >= 0.9
     assert (got["sc"] - got["sc_new_item"]).abs().max() < 0.06
+
+
+def test_a_likert_rating_is_stronger_the_more_its_group_takes_that_side(study):
+    """Strength is graded by the evidence: groups that agree more often agree more strongly and disagree more
+    weakly (with 4 or 5 at even odds both rank correlations would be 0, SE about 0.07 over the groups that take
+    the side; measured 0.09)."""
+    r = study.responses
+    likert = r[(r["status"] == "ok") & (r["method"] == "explicit")].groupby(
+        ["model", "dimension", "template_id", "order"]
+    )["likert"]
+    agree, disagree = likert.apply(lambda x: (x >= 4).sum()), likert.apply(lambda x: (x <= 2).sum())
+    assert len(agree) == 240 and set(r["likert"].dropna()) == {1, 2, 4, 5}
+    share = agree / (agree + disagree)
+    strong_agree = likert.apply(lambda x: (x == 5).sum()) / agree.where(agree > 0)
+    strong_disagree = likert.apply(lambda x: (x == 1).sum()) / disagree.where(disagree > 0)
+    assert spearmanr(share, strong_agree, nan_policy="omit").statistic > 0.3
+    assert spearmanr(share, strong_disagree, nan_policy="omit").statistic < -0.3
 
 
 def test_the_fit_passes_its_gate(fit):
