@@ -24,6 +24,8 @@ __all__ = [
     "save_netcdf",
     "load_netcdf",
     "posterior_names",
+    "posterior_dataset",
+    "set_posterior",
 ]
 
 with warnings.catch_warnings():
@@ -35,6 +37,19 @@ def _group(idata: object, name: str) -> object:
     """Return the ``posterior``/``sample_stats`` group of an InferenceData (0.x) or DataTree (1.x) as a Dataset."""
     group = idata[name] if hasattr(idata, "children") else getattr(idata, name)
     return group.to_dataset() if hasattr(group, "to_dataset") else group
+
+
+def posterior_dataset(idata: object) -> object:
+    """The posterior group as an xarray Dataset."""
+    return _group(idata, "posterior")
+
+
+def set_posterior(idata: object, posterior: object) -> None:
+    """Replace the posterior group by the Dataset ``posterior``, in place."""
+    if hasattr(idata, "children"):
+        idata["posterior"] = posterior
+    else:
+        idata.posterior = posterior
 
 
 def posterior_array(idata: object, var: str, draws: slice = slice(None)) -> np.ndarray:
