@@ -183,6 +183,13 @@ def part_scale(naive_draws: int) -> dict[str, object]:
     return out
 
 
+def _retried(diagnostics: dict[str, object]) -> bool:
+    """Whether a fit took more than one attempt: a retry doubles the draws, or after divergences keeps them and raises
+    the target acceptance (:meth:`FitConfig.retry`)."""
+    first = FitConfig()
+    return (diagnostics["draws"], diagnostics["target_accept"]) != (first.draws, first.target_accept)
+
+
 def part_demo(store: str, seeds: int) -> dict[str, object]:
     from bias_validity.analyses.fit import fit_study
     from bias_validity.analyses.study import read_study
@@ -197,6 +204,8 @@ def part_demo(store: str, seeds: int) -> dict[str, object]:
         out[seed] = {
             "wall_s": round(time.perf_counter() - start, 1),
             "draws": diag["draws"],
+            "target_accept": diag["target_accept"],
+            "retried": _retried(diag),
             "passed": diag["passed"],
             "min_ess_bulk": round(diag["min_ess_bulk"]),
             "min_ess_tail": round(diag["min_ess_tail"]),
@@ -210,7 +219,7 @@ def part_demo(store: str, seeds: int) -> dict[str, object]:
         "seeds": out,
         "passed": sum(r["passed"] for r in out.values()),
         "max_wall_s": max(walls),
-        "retries": sum(r["draws"] != FitConfig().draws for r in out.values()),
+        "retries": sum(r["retried"] for r in out.values()),
     }
 
 
@@ -327,6 +336,9 @@ def part_real_coverage(replications: int, unit_effects: bool = True) -> dict[str
                 "seconds": time.perf_counter() - began,
                 "passed": fit.diagnostics["passed"],
                 "divergences": fit.diagnostics["divergences"],
+                "draws": fit.diagnostics["draws"],
+                "target_accept": fit.diagnostics["target_accept"],
+                "retried": _retried(fit.diagnostics),
             }
         )
         print(seed, json.dumps(rows[-1]), flush=True)
@@ -344,6 +356,7 @@ def part_real_coverage(replications: int, unit_effects: bool = True) -> dict[str
         "ppc_share_outside_mean": outside.mean().round(3).to_dict(),
         "gate_passed_share": round(float(np.mean([r["passed"] for r in rows])), 3),
         "divergences_total": int(sum(r["divergences"] for r in rows)),
+        "retried_share": round(float(np.mean([r["retried"] for r in rows])), 3),
         "seconds_per_replication": round((time.perf_counter() - start) / replications, 1),
     }
 
