@@ -5,8 +5,9 @@
 - ``paper``: a paper-like design, data-rich per cell: 3 models x 3 dimensions x 8 items, 3 templates x 2 orders,
   20 answers per cell, the same methods.
 
-With ``--unit-effects`` the model gives each model its own deviations from the shared item, wording and order
-effects and its own cutpoint spacing (``FitConfig(unit_effects=True)``), drawn from their priors like the rest.
+The model gives each model its own deviations from the shared item, wording and order effects and its own cutpoint
+spacing (``FitConfig.unit_effects``, the default), drawn from their priors like the rest; ``--shared-only`` fits
+the model without them.
 
 Each replication draws parameters from the model's prior, simulates the answers of the design, fits it with nutpie
 (one compiled model refitted on each data set) and ranks every reported quantity's truth among 99 thinned
@@ -16,7 +17,7 @@ quantity family the last line reports the chi-square p-value of rank uniformity
 gate; a PNG shows the rank histograms.
 
 Usage: python bench/calibration.py [--sparse 200] [--paper 100] [--draws 500] [--seed 1] [--png calibration.png]
-                                   [--ranks r.npz] [--unit-effects]
+                                   [--ranks r.npz] [--shared-only]
 """
 
 from __future__ import annotations
@@ -101,7 +102,7 @@ def main() -> None:
     parser.add_argument("--chains", type=int, default=4)
     parser.add_argument("--seed", type=int, default=1, help="seed of the prior draws and the fits (default 1)")
     parser.add_argument(
-        "--unit-effects", action="store_true", help="each model's own deviations (FitConfig.unit_effects) in the model"
+        "--shared-only", action="store_true", help="without each model's own deviations (FitConfig.unit_effects)"
     )
     parser.add_argument("--png", default="calibration.png", help="rank-histogram figure (default calibration.png)")
     parser.add_argument(
@@ -116,7 +117,7 @@ def main() -> None:
         "chains": args.chains,
         "bins": BINS,
         "seed": args.seed,
-        "unit_effects": args.unit_effects,
+        "unit_effects": not args.shared_only,
     }
     results = {}
     for name, count in (("sparse", args.sparse), ("paper", args.paper)):
@@ -124,7 +125,7 @@ def main() -> None:
             continue
         start = time.perf_counter()
         res = simulation_based_calibration(
-            _design(name, args.unit_effects),
+            _design(name, not args.shared_only),
             replications=count,
             draws=args.draws,
             tune=args.draws,

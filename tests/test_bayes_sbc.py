@@ -10,7 +10,7 @@ and 17.5% of its ranks at the top (template SD likewise: p < 1e-4, coverage 0.62
 uniform (p 0.29-0.30): SCs are informed by the answers, the scale parameters by the prior. The Likert design's SC:
 p 0.99, coverage 0.875. Two models with their own deviations (``unit_effects``, same size per model): SC p 0.43
 with 90% coverage 0.925, new-item SC p 0.95 with 0.93, item SD p 0.80 with 0.95. The 200 + 100 replication study
-of the demo-like and paper-like designs is bench/calibration.py (``--unit-effects`` for the models' deviations).
+of the demo-like and paper-like designs is bench/calibration.py (``--shared-only`` without the models' deviations).
 """
 
 from __future__ import annotations
