@@ -8,9 +8,11 @@ SC p 0.34 with 90% coverage 0.925, item SD p 0.74 with 0.975 and none of its ran
 template SD p 0.027 (40 ranks); truths from a prior twice as wide, the item SD's p < 1e-4 with 90% coverage 0.725
 and 17.5% of its ranks at the top (template SD likewise: p < 1e-4, coverage 0.625), while the SC families stay
 uniform (p 0.29-0.30): SCs are informed by the answers, the scale parameters by the prior. The Likert design's SC:
-p 0.99, coverage 0.875. Two models with their own deviations (``unit_effects``, same size per model): SC p 0.43
-with 90% coverage 0.925, new-item SC p 0.95 with 0.93, item SD p 0.80 with 0.95. The 200 + 100 replication study
-of the demo-like and paper-like designs is bench/calibration.py (``--shared-only`` without the models' deviations).
+p 0.99, coverage 0.875. Two models with their own deviations (``unit_effects``, same size per model, one deviation
+SD per facet): SC p 0.29 with 90% coverage 0.92, item SD p 0.58 with 0.89, new-item SC p 0.013 pooled over its 160
+ranks but 0.18 one rank per replication (its 4 ranks per replication share the replication's item SDs), with 0.93.
+The 200 + 100 replication study of the demo-like and paper-like designs is bench/calibration.py (``--shared-only``
+without the models' deviations).
 """
 
 from __future__ import annotations

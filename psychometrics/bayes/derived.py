@@ -95,7 +95,7 @@ class CellIndex:
     unit: np.ndarray  #: per triple: the unit's position in :attr:`Design.units`
     n_items: np.ndarray  #: per triple: items its trait x method was asked
     n_unit_items: np.ndarray  #: per triple: items its unit x trait x method was asked
-    unit_method: np.ndarray  #: per triple: the method's position in :attr:`Design.unit_methods` (one past: none)
+    own_effects: np.ndarray  #: per triple: 1.0 where its method has each unit's own deviations, else 0.0
 
     @classmethod
     def of(cls, design: Design, kind: str) -> CellIndex:
@@ -111,8 +111,7 @@ class CellIndex:
         u_code = u_code.to_numpy()
         n_items = pd.Series(i).groupby([t_code, m]).transform("nunique").to_numpy()
         n_unit_items = pd.Series(i).groupby([u_code, t_code, m]).transform("nunique").to_numpy()
-        unit_method = {name: k for k, name in enumerate(design.unit_methods)}
-        unit_method = cells[design.columns.method].map(unit_method).fillna(len(unit_method)).to_numpy(dtype=int)
+        own_effects = cells[design.columns.method].isin(design.unit_methods).to_numpy(dtype=float)
         index_cols = ["g", "t", "o", "ut", "uo", *(c for c in ("c_m", "c_um") if c in cells)]
         return cls(
             kind=kind,
@@ -128,7 +127,7 @@ class CellIndex:
             unit=u_code[first],
             n_items=n_items[first],
             n_unit_items=n_unit_items[first],
-            unit_method=unit_method[first],
+            own_effects=own_effects[first],
         )
 
 
@@ -187,8 +186,7 @@ def cell_scores(
     w = np.einsum("cdij,cdjt->cdit", chol, z)
     shift = sd * w[..., index.method, index.trait] / np.sqrt(index.n_items)
     if own:  # a new item's own deviation for this unit, and these items' mean of it, as for the shared effect
-        unit_sd = _arviz.posterior_array(idata, "sigma_item_unit", draws)
-        unit_sd = np.concatenate([unit_sd, np.zeros((*unit_sd.shape[:2], 1))], axis=-1)[..., index.unit_method]
+        unit_sd = _arviz.posterior_array(idata, "sigma_item_unit", draws)[..., None] * index.own_effects
         z_unit = np.random.default_rng([seed, 1]).standard_normal(
             (*sd_all.shape[:2], index.units, index.methods, index.traits)
         )[:, draws]
