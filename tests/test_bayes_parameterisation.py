@@ -13,6 +13,7 @@ from bias_validity.psychometrics.bayes.model import (
     _information,
     _item_weights,
     _partially_centred,
+    _weights,
     _zero_sum_basis,
 )
 
@@ -29,8 +30,9 @@ def test_partially_centred_effects_keep_their_normal_prior(w):
 
 
 def _design(reps: int):
+    """Two units sharing every effect (the units' own deviations are the subject of the tests that ask for them)."""
     sim = simulate_study(units=2, traits=2, items=3, templates=2, orders=2, reps=reps, seed=1)
-    return index_design(sim["binary"], ordinal=sim["ordinal"], scores=sim["scores"])
+    return index_design(sim["binary"], ordinal=sim["ordinal"], scores=sim["scores"], unit_effects=False)
 
 
 def test_information_counts_answers_per_effect():
@@ -44,6 +46,22 @@ def test_information_counts_answers_per_effect():
     assert info["t"][binary_template] == 30.0
     # an item of the score method: one standardised score per unit x template x order, information 1 each
     assert info["item"][0, d.methods.index("logprob")] == 2 * 2 * 2
+
+
+@pytest.mark.parametrize(("units", "centred"), [(2, 0.0), (6, 1.0)])
+def test_shared_wording_effects_of_units_that_answer_alike_are_centred_by_the_number_of_units(units, centred):
+    """Units with their own deviations that answer alike (none drawn): each unit's 600 answers per wording (information
+    150) inform the shared effect through its deviation, whose SD the model takes to be 0.266 or more, so about 13
+    each; two units' 26 fall short of the 36 that centring asks at the prior's spread 0.5, six units' 77 do not."""
+    sim = simulate_study(
+        units=units, traits=2, items=6, templates=2, orders=2, reps=25, seed=1, ordinal_methods=(), score_methods=()
+    )
+    d = index_design(sim["binary"], unit_effects=True)
+    assert d.unit_methods == ["ablated", "implicit"]
+    for key, labels in (("t", d.templates), ("o", d.orders)):
+        h = _zero_sum_basis([label.split("|")[0] for label in labels])
+        assert _weights((h**2).T @ _information(d)[key], 0.5).tolist() == [centred] * h.shape[1]
+    assert _information(d)["t"][0] == pytest.approx(units / (1 / 150 + 0.266**2))
 
 
 def test_item_effects_are_centred_only_when_the_data_pin_them_down():
