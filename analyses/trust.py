@@ -97,7 +97,7 @@ def mark_trust(
         shared = ppc.groupby("method")["model"].nunique()
         for m in remedy:
             if shared.get(m, 0) > 1:
-                remedy[m] = "; fit --unit-effects gives each model its own wording, order and item effects"
+                remedy[m] = "; a fit without --shared-only gives each model its own wording, order and item effects"
     for found, quantity, method in zip(reasons, posterior["quantity"], posterior["method"], strict=True):
         for m in _methods(str(quantity), method):
             if m in misfit.index:

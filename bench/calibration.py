@@ -6,8 +6,8 @@
   20 answers per cell, the same methods.
 
 The model gives each model its own deviations from the shared item, wording and order effects and its own cutpoint
-spacing (``FitConfig(unit_effects=True)``: this bench's default, not yet the fit's), drawn from their priors like
-the rest; ``--shared-only`` fits the model without them.
+spacing (``FitConfig.unit_effects``, the fit's default), drawn from their priors like the rest; ``--shared-only``
+fits the model without them.
 
 Each replication draws parameters from the model's prior, simulates the answers of the design, fits it with nutpie
 (one compiled model refitted on each data set) and ranks every reported quantity's truth among 99 thinned

@@ -66,10 +66,10 @@ def add_fit_arguments(p: argparse.ArgumentParser, *, seed_help: str = "sampler s
     )
     p.add_argument("--seed", type=int, default=d.seed, help=f"{seed_help} (default {d.seed})")
     p.add_argument(
-        "--unit-effects",
+        "--shared-only",
         action="store_true",
-        help="give each model its own deviations from the shared item, wording and order effects and its own Likert "
-        "cutpoint spacing, where several models answered a method (partial pooling; default off)",
+        help="share the item, wording and order effects and the Likert cutpoints across models (faster; by default "
+        "each model that answered a method another model answered gets its own deviations, partially pooled)",
     )
 
 
@@ -85,7 +85,7 @@ def fit_config(args: argparse.Namespace) -> FitConfig:
         seed=args.seed,
         max_draws=args.max_draws or None,
         target_accept=args.target_accept,
-        unit_effects=args.unit_effects,
+        unit_effects=not args.shared_only,
     )
 
 

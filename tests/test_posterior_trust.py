@@ -153,7 +153,7 @@ def test_the_predictive_check_groups_by_template():
 )
 def test_a_misfit_that_own_effects_could_mend_names_them(models, unit_effects, named):
     """A method several models answered, fitted with shared wording and item effects only, misfits: the reason names
-    ``fit --unit-effects``; not for one model, nor for a fit that had them."""
+    the fit without ``--shared-only``; not for one model, nor for a fit that had them."""
     from bias_validity.analyses.trust import mark_trust
 
     ppc = pd.DataFrame(
@@ -165,5 +165,5 @@ def test_a_misfit_that_own_effects_could_mend_names_them(models, unit_effects, n
     )
     marked = mark_trust(post, {"passed": True}, ppc, unit_effects=unit_effects)
     assert marked["decides"].tolist() == [False, True]
-    assert ("fit --unit-effects gives each model its own" in marked["why_not"].iloc[0]) is named
+    assert ("a fit without --shared-only gives each model its own" in marked["why_not"].iloc[0]) is named
     assert marked["why_not"].iloc[1] == ""

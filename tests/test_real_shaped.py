@@ -3,9 +3,9 @@ tuned models that react to the same wordings and items in their own ways (model 
 on the logit scale), unbalanced wordings, two models never asked some of them, Likert statements with their
 reversals and per-model acquiescence (:func:`bias_validity.simulate.real_shaped.simulate_real_shaped`).
 
-Fitted with each model's own deviations (``FitConfig(unit_effects=True)``), its predictive check fits every method,
-its new-item gaps cover the truth, and its SCs and gaps agree with the classical ones, which weigh answers the same
-way (``ESTIMANDS``: by answer).
+Fitted with each model's own deviations (``FitConfig.unit_effects``, the default), its predictive check fits every
+method, its new-item gaps cover the truth, and its SCs and gaps agree with the classical ones, which weigh answers
+the same way (``ESTIMANDS``: by answer).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def study():
 
 @pytest.fixture(scope="module")
 def fit(study):
-    return fit_study(study.responses, config=FitConfig(seed=0, unit_effects=True))
+    return fit_study(study.responses, config=FitConfig(seed=0))
 
 
 def _agree(a: pd.DataFrame, est_a: str, lo_a: str, hi_a: str, est_b: str, lo_b: str, hi_b: str) -> pd.Series:

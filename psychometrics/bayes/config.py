@@ -64,8 +64,9 @@ class FitConfig:
     #: a line on stderr when sampling starts, every 30 s while it runs (nutpie: draws done, time left), and at the end
     progress: bool = False
     #: each unit (model) its own deviations from the shared item, template and order effects and its own Likert
-    #: cutpoint spacing where several units answered a method (:func:`bias_validity.psychometrics.bayes.index_design`)
-    unit_effects: bool = False
+    #: cutpoint spacing where several units answered a method (:func:`bias_validity.psychometrics.bayes.index_design`);
+    #: False shares them across units (faster, but it cannot fit units that react differently to the same wording)
+    unit_effects: bool = True
 
     def __post_init__(self) -> None:
         if self.sampler not in SAMPLERS:

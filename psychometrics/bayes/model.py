@@ -55,7 +55,7 @@ def build_model(design: Design, *, lkj_eta: float = 2.0, prior_scale: float = 1.
     they cannot trade off with the group and method means (a ridge that slowed mixing); the correlation of item
     effects is thus the correlation of within-trait item deviations across methods.
     Units (models) answer the same items and wordings in their own ways: where the design asks for it
-    (``index_design(..., unit_effects=True)``) and several units answered a method, each binary and
+    (``index_design``'s default, ``unit_effects=True``) and several units answered a method, each binary and
     Likert cell adds its unit's own deviations from the shared item, template and order effects
     (``+ b_{i,m,u} + t_{t,u} + o_{o,u}``, :func:`_unit_effects`), and each unit x Likert method its own spacing
     of the cutpoints (:func:`_unit_cutpoints`); a study of one unit has none, and is the model above.
