@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from bias_validity.psychometrics.bayes.config import FitConfig
+
 __all__ = ["Columns", "DEFAULT_COLUMNS", "Design", "index_design", "item_labels"]
 
 
@@ -149,14 +151,14 @@ def index_design(
     scores: pd.DataFrame | None = None,
     columns: Columns = DEFAULT_COLUMNS,
     levels: int = 5,
-    unit_effects: bool = True,
+    unit_effects: bool = FitConfig.unit_effects,
 ) -> Design:
     """Attach integer indices to the binary cells, the ordinal cells and the continuous scores of a study.
 
     ``binary`` has the cell columns plus ``k`` (consistent answers) and ``n`` (valid answers); ``ordinal`` has the
     cell columns plus ``level`` (1..``levels``) and ``n``; ``scores`` has the cell columns plus ``score``. An item
     is a (trait, item) pair: an id asked under two traits is two items, each with its own effects and trait
-    (labels: :func:`item_labels`). With ``unit_effects`` (the default, as :class:`FitConfig`'s), the binary and
+    (labels: :func:`item_labels`). With ``unit_effects`` (by default :attr:`FitConfig.unit_effects`), the binary and
     ordinal methods that at least two units answered (:attr:`Design.unit_methods`) get each unit's own template,
     order and item labels, for the model's unit deviations; without it there are none (the units share them).
     """
