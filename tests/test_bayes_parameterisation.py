@@ -8,6 +8,7 @@ import pytest
 from scipy import stats
 
 from bias_validity.psychometrics.bayes import index_design, simulate_study
+from bias_validity.psychometrics.bayes.deviation_spread import deviation_spread
 from bias_validity.psychometrics.bayes.model import (
     _correlated_effects,
     _information,
@@ -37,7 +38,7 @@ def _design(reps: int):
 
 def test_information_counts_answers_per_effect():
     d = _design(reps=5)
-    info = _information(d)
+    info = _information(d, deviation_spread(d))
     # a binary group: 3 items x 2 templates x 2 orders x 5 answers, 1/4 each
     assert info["gb"].tolist() == [15.0] * len(d.binary_groups)
     assert info["go"].tolist() == [15.0] * len(d.ordinal_groups)
@@ -58,16 +59,17 @@ def test_shared_wording_effects_of_units_that_answer_alike_are_centred_by_the_nu
     )
     d = index_design(sim["binary"], unit_effects=True)
     assert d.unit_methods == ["ablated", "implicit"]
+    info = _information(d, deviation_spread(d))
     for key, labels in (("t", d.templates), ("o", d.orders)):
         h = _zero_sum_basis([label.split("|")[0] for label in labels])
-        assert _weights((h**2).T @ _information(d)[key], 0.5).tolist() == [centred] * h.shape[1]
-    assert _information(d)["t"][0] == pytest.approx(units / (1 / 150 + 0.266**2))
+        assert _weights((h**2).T @ info[key], 0.5).tolist() == [centred] * h.shape[1]
+    assert info["t"][0] == pytest.approx(units / (1 / 150 + 0.266**2))
 
 
 def test_item_effects_are_centred_only_when_the_data_pin_them_down():
     for reps, centred in ((1, 0.0), (40, 1.0)):
         d = _design(reps)
-        w = _item_weights(d, _zero_sum_basis(d.item_traits()))
+        w = _item_weights(_zero_sum_basis(d.item_traits()), _information(d, deviation_spread(d))["item"])
         binary = [d.methods.index(m) for m in ("implicit", "ablated")]
         assert (w[:, binary] == centred).all()
 

@@ -100,7 +100,8 @@ def build_model(design: Design, *, lkj_eta: float = 2.0, prior_scale: float = 1.
         "order": d.orders,
         "item_contrast": list(range(h_item.shape[1])),
     }
-    info = _information(d)
+    spread = deviation_spread(d)
+    info = _information(d, spread)
     with pm.Model(coords=coords) as model:
         item_sd = {"alpha": 2.0, "beta": 2.0 / prior_scale}  # zero-avoiding Gamma(2, 2), see Notes
         if n_m > 1:
@@ -115,7 +116,7 @@ def build_model(design: Design, *, lkj_eta: float = 2.0, prior_scale: float = 1.
         # orthonormal basis of the zero-sum subspace: iid rows y ~ MvNormal(0, Sigma) give b = H y the law of centred
         # iid MvNormal effects, without the prior-only direction that centring afterwards leaves to the sampler
         if h_item.shape[1]:
-            y_item = _correlated_effects(chol, _item_weights(d, h_item), d.methods)
+            y_item = _correlated_effects(chol, _item_weights(h_item, info["item"]), d.methods)
             effects = _zero_sum(y_item, traits) * d.item_mask()
         else:  # one item per trait: no item effects
             effects = pt.zeros((len(d.items), n_m))
@@ -131,7 +132,7 @@ def build_model(design: Design, *, lkj_eta: float = 2.0, prior_scale: float = 1.
         sigma_tmpl, sigma_ord = (pm.HalfNormal(name, 0.5 * prior_scale) for name in ("sigma_tmpl", "sigma_ord"))
         tmpl = _zero_sum_effects("tmpl", "template", d.templates, info["t"], sigma_tmpl)
         ords = _zero_sum_effects("ords", "order", d.orders, info["o"], sigma_ord)
-        unit = _unit_effects(d, info, prior_scale)
+        unit = _unit_effects(d, spread, prior_scale)
 
         def shared_and_own(cells: pd.DataFrame) -> pt.TensorVariable:
             """Template, order and item effects of each cell: the shared ones plus its unit's own deviations."""
@@ -201,7 +202,7 @@ def build_model(design: Design, *, lkj_eta: float = 2.0, prior_scale: float = 1.
     return model
 
 
-def _unit_effects(design: Design, info: dict[str, np.ndarray], prior_scale: float) -> dict[str, pt.TensorVariable]:
+def _unit_effects(design: Design, spread: dict[str, float], prior_scale: float) -> dict[str, pt.TensorVariable]:
     """Each unit's own deviations from the shared template, order and item effects, by cell column (``ut``, ``uo``,
     ``ui``); none for a study of one unit (its effects are the shared ones).
 
@@ -249,7 +250,6 @@ def _unit_effects(design: Design, info: dict[str, np.ndarray], prior_scale: floa
     weight = np.concatenate([0.25 * design.binary["n"].to_numpy(float), 0.25 * design.ordinal_counts.sum(axis=1)])
     keep = cells[design.columns.method].isin(methods).to_numpy()
     cells, weight = cells[keep], weight[keep]
-    spread = deviation_spread(design)
     out = {}
     for column, labels, facet in (
         ("ut", design.unit_templates, "tmpl"),
@@ -379,7 +379,7 @@ def _pooled(group_method: np.ndarray) -> np.ndarray:
 _LEAST_LEVEL_SPREAD = 0.266
 
 
-def _information(design: Design) -> dict[str, np.ndarray]:
+def _information(design: Design, spread: dict[str, float]) -> dict[str, np.ndarray]:
     """Approximate Fisher information on the logit scale that the data give each effect.
 
     A valid answer carries about 1/4 (a Bernoulli logit at p = 1/2; used for Likert answers too) and a standardised
@@ -387,8 +387,8 @@ def _information(design: Design) -> dict[str, np.ndarray]:
     (items x methods). Where units have their own deviations (:func:`_unit_effects`), the answers of unit ``u``
     inform the shared effect only through ``effect + deviation_u``: its information is
     ``sum_u 1 / (1 / I_u + s^2)`` with ``I_u`` the unit's and ``s^2`` the deviations' variance (the square of the
-    facet's :func:`~bias_validity.psychometrics.bayes.deviation_spread.deviation_spread`), at most ``units / s^2``
-    however many answers there are.
+    facet's ``spread``, from :func:`~bias_validity.psychometrics.bayes.deviation_spread.deviation_spread`), at most
+    ``units / s^2`` however many answers there are.
 
     For templates and orders ``s`` is at least :data:`_LEAST_LEVEL_SPREAD` (0.266). A unit x method holds a
     contrast or two of them, too few to pull their SD's posterior below its zero-avoiding prior's lower tail where the
@@ -412,7 +412,6 @@ def _information(design: Design) -> dict[str, np.ndarray]:
         (d.ordinal, 0.25 * d.ordinal_counts.sum(axis=1).astype(float), "go"),
         (d.scores, np.ones(len(d.scores)), None),
     ]
-    spread = deviation_spread(d)
     for cells, w, group in parts:
         if not len(cells):
             continue
@@ -454,9 +453,10 @@ def _weights(information: np.ndarray, scale: float) -> np.ndarray:
     return (x / (x + 1.0) >= 0.9).astype(float)
 
 
-def _item_weights(design: Design, h: np.ndarray) -> np.ndarray:
-    """Centring (:func:`_weights`, prior spread 0.5) of each item contrast (rows of ``h``'s columns) x method."""
-    return _weights((h**2).T @ _information(design)["item"], 0.5)
+def _item_weights(h: np.ndarray, information: np.ndarray) -> np.ndarray:
+    """Centring (:func:`_weights`, prior spread 0.5) of each item contrast (rows of ``h``'s columns) x method, from
+    the items' ``information`` (items x methods, :func:`_information`)."""
+    return _weights((h**2).T @ information, 0.5)
 
 
 def _correlated_effects(chol: pt.TensorVariable, weights: np.ndarray, methods: list[str]) -> pt.TensorVariable:
