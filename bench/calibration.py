@@ -16,8 +16,13 @@ quantity family the last line reports the chi-square p-value of rank uniformity
 (10 bins), the coverage of the central 50% and 90% intervals and the share of fits that passed the diagnostics
 gate; a PNG shows the rank histograms.
 
+A study too long for one sitting runs in parts under different seeds, each saving its ranks (``--ranks``);
+``--pool a.npz b.npz`` then reports the families and gate share of all their replications together (the
+replications of different seeds are independent draws from the prior).
+
 Usage: python bench/calibration.py [--sparse 200] [--paper 100] [--draws 500] [--seed 1] [--png calibration.png]
                                    [--ranks r.npz] [--shared-only]
+       python bench/calibration.py --pool r1.npz r2.npz [--png calibration.png]
 """
 
 from __future__ import annotations
@@ -30,9 +35,10 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from bias_validity.psychometrics.bayes import FitConfig, index_design, simulate_study
-from bias_validity.psychometrics.bayes.sbc import SBCResult, simulation_based_calibration
+from bias_validity.psychometrics.bayes.sbc import SBCResult, family_summary, simulation_based_calibration
 
 METHODS = {
     "binary_methods": ("implicit", "ablated"),
@@ -44,6 +50,7 @@ DESIGNS = {
     "paper": dict(units=3, traits=3, items=8, templates=3, orders=2, reps=20),
 }
 BINS = 10
+RANKS_OF = 99  #: posterior draws each truth is ranked among
 
 
 def _design(name: str, unit_effects: bool):
@@ -65,24 +72,50 @@ def _progress(name: str, every: int):
     return report
 
 
-def _histograms(results: dict[str, SBCResult], path: Path) -> None:
+def _families(labels: pd.DataFrame, ranks: np.ndarray) -> dict[str, object]:
+    """Each quantity family's rank uniformity and interval coverage (:func:`family_summary`), rounded."""
+    return {
+        k: {m: round(v, 3) if isinstance(v, float) else v for m, v in f.items()}
+        for k, f in family_summary(labels, ranks, RANKS_OF, bins=BINS).items()
+    }
+
+
+def _pooled(paths: list[str]) -> dict[str, tuple[pd.DataFrame, np.ndarray, np.ndarray]]:
+    """Labels, ranks and gate verdicts per design of the runs saved with ``--ranks``, replications stacked."""
+    parts: dict[str, list] = {}
+    for path in paths:
+        with np.load(path) as saved:
+            for name in DESIGNS:
+                if f"{name}_ranks" not in saved:
+                    continue
+                labels = pd.DataFrame(saved[f"{name}_labels"], columns=saved[f"{name}_label_columns"])
+                if name in parts and not parts[name][0][0].equals(labels):
+                    sys.exit(f"{path}: the {name} design's quantities differ from the first file's")
+                parts.setdefault(name, []).append((labels, saved[f"{name}_ranks"], saved[f"{name}_passed"]))
+    return {
+        name: (runs[0][0], np.concatenate([r for _, r, _ in runs]), np.concatenate([p for _, _, p in runs]))
+        for name, runs in parts.items()
+    }
+
+
+def _histograms(results: dict[str, tuple[pd.DataFrame, np.ndarray]], path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    families = {name: list(dict.fromkeys(res.labels["quantity"])) for name, res in results.items()}
+    families = {name: list(dict.fromkeys(labels["quantity"])) for name, (labels, _) in results.items()}
     cols = max(len(f) for f in families.values())
     fig, axes = plt.subplots(len(results), cols, figsize=(2.6 * cols, 2.4 * len(results)), squeeze=False)
-    for row, (name, res) in enumerate(results.items()):
+    for row, (name, (labels, all_ranks)) in enumerate(results.items()):
         for col in range(cols):
             ax = axes[row, col]
             if col >= len(families[name]):
                 ax.axis("off")
                 continue
             family = families[name][col]
-            ranks = res.ranks[:, (res.labels["quantity"] == family).to_numpy()].ravel()
-            ax.hist(ranks, bins=np.linspace(0, res.draws + 1, BINS + 1), color="#4c72b0")
+            ranks = all_ranks[:, (labels["quantity"] == family).to_numpy()].ravel()
+            ax.hist(ranks, bins=np.linspace(0, RANKS_OF + 1, BINS + 1), color="#4c72b0")
             expected = ranks.size / BINS
             band = 1.96 * np.sqrt(expected * (1 - 1 / BINS))  # binomial 95% band of one bin's count
             ax.axhspan(expected - band, expected + band, color="0.85", zorder=0)
@@ -109,7 +142,23 @@ def main() -> None:
         "--ranks",
         help="also save every rank with its quantity's labels (.npz), for tests per quantity or per replication",
     )
+    parser.add_argument(
+        "--pool", nargs="+", metavar="NPZ", help="report the runs saved with --ranks together, fit none"
+    )
     args = parser.parse_args()
+    if args.pool:
+        pooled = _pooled(args.pool)
+        out = {
+            name: {
+                "replications": len(ranks),
+                "gate_passed_share": round(float(passed.mean()), 3),
+                "families": _families(labels, ranks),
+            }
+            for name, (labels, ranks, passed) in pooled.items()
+        }
+        _histograms({name: (labels, ranks) for name, (labels, ranks, _) in pooled.items()}, Path(args.png))
+        print(json.dumps({"pooled": args.pool, **out, "png": str(args.png)}))
+        return
     out: dict[str, object] = {
         "cpus": os.cpu_count(),
         "load_1min": round(os.getloadavg()[0], 1),
@@ -130,27 +179,23 @@ def main() -> None:
             draws=args.draws,
             tune=args.draws,
             chains=args.chains,
-            ranks_of=99,
+            ranks_of=RANKS_OF,
             seed=args.seed,
             progress=_progress(name, max(1, count // 10)),
         )
         results[name] = res
-        families = {
-            k: {m: round(v, 3) if isinstance(v, float) else v for m, v in f.items()}
-            for k, f in res.family_summary(bins=BINS).items()
-        }
         out[name] = {
             "replications": count,
             "gate_passed_share": round(float(res.passed.mean()), 3),
             "retried_after_divergences_share": round(float((res.target_accept > FitConfig().target_accept).mean()), 3),
             "identified_share": round(float(res.identified.mean()), 3),
             "seconds_per_replication": round((time.perf_counter() - start) / count, 2),
-            "families": families,
+            "families": _families(res.labels, res.ranks),
         }
         # each design's figures as soon as it is done (on stderr: the last stdout line stays the one JSON object)
         print(json.dumps({name: out[name]}), file=sys.stderr, flush=True)
     if results:
-        _histograms(results, Path(args.png))
+        _histograms({name: (res.labels, res.ranks) for name, res in results.items()}, Path(args.png))
         out["png"] = str(args.png)
     if results and args.ranks:
         arrays = {
@@ -160,6 +205,7 @@ def main() -> None:
                 ("ranks", res.ranks),
                 ("passed", res.passed),
                 ("labels", res.labels.to_numpy(dtype=str)),
+                ("label_columns", np.array(res.labels.columns, dtype=str)),
             )
         }
         np.savez_compressed(args.ranks, **arrays)

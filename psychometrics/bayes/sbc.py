@@ -23,7 +23,14 @@ from bias_validity.psychometrics.bayes.identification import identification
 from bias_validity.psychometrics.bayes.model import build_model
 from bias_validity.psychometrics.bayes.sampling import single_threaded_blas
 
-__all__ = ["PARAMETER_FAMILIES", "SBCResult", "simulation_based_calibration", "rank_uniformity", "sbc_quantities"]
+__all__ = [
+    "PARAMETER_FAMILIES",
+    "SBCResult",
+    "family_summary",
+    "rank_uniformity",
+    "sbc_quantities",
+    "simulation_based_calibration",
+]
 
 _OBSERVED = {"y_binary": "k", "y_likert": "likert_counts", "y_score": "score_z"}
 #: Scale parameters ranked beside the reported quantities (Modrak et al. 2023: the quantities the data inform least
@@ -46,36 +53,45 @@ class SBCResult:
     target_accept: np.ndarray | None = None
 
     def family_summary(self, *, bins: int = 10) -> dict[str, dict[str, float]]:
-        """Per quantity family: rank-uniformity p-values, coverage of the central 50% and 90% intervals, ranks.
+        """Per quantity family: rank-uniformity p-values, coverage of the central 50% and 90% intervals, ranks
+        (:func:`family_summary`)."""
+        return family_summary(self.labels, self.ranks, self.draws, bins=bins)
 
-        ``p_uniform`` tests all the family's ranks at once, as if independent. The quantities of one replication
-        share parameters (the gaps of three models share the items' effects: in a data-rich design their ranks
-        correlate at about 0.9), so this test can reject a calibrated family. Two tests hold under any dependence
-        within a replication, since replications are independent: ``p_uniform_per_quantity`` tests each quantity's
-        ranks across replications and takes the smallest p-value times the family's number of quantities
-        (Bonferroni), and ``p_uniform_one_per_replication`` tests one rank per replication (its ``r mod n``-th of
-        the family's ``n`` quantities).
-        Coverage is read off the ranks: the truth lies in the central ``q`` interval of the draws when its
-        normalised rank ``r / draws`` lies within ``(1 - q) / 2`` of one half.
-        """
-        out = {}
-        replication = np.arange(len(self.ranks))
-        for family in dict.fromkeys(self.labels["quantity"]):
-            columns = np.flatnonzero((self.labels["quantity"] == family).to_numpy())
-            ranks = self.ranks[:, columns].ravel()
-            u = (ranks + 0.5) / (self.draws + 1)
-            one = self.ranks[replication, columns[replication % len(columns)]]
-            out[family] = {
-                "p_uniform": rank_uniformity(ranks, self.draws, bins=bins),
-                "p_uniform_per_quantity": min(
-                    1.0, len(columns) * min(rank_uniformity(self.ranks[:, c], self.draws, bins=bins) for c in columns)
-                ),
-                "p_uniform_one_per_replication": rank_uniformity(one, self.draws, bins=bins),
-                "coverage_50": float(np.mean(np.abs(u - 0.5) <= 0.25)),
-                "coverage_90": float(np.mean(np.abs(u - 0.5) <= 0.45)),
-                "ranks": int(ranks.size),
-            }
-        return out
+
+def family_summary(
+    labels: pd.DataFrame, ranks: np.ndarray, draws: int, *, bins: int = 10
+) -> dict[str, dict[str, float]]:
+    """Per quantity family of ``ranks`` (replications x quantities, labelled by ``labels["quantity"]``, each in
+    ``0..draws``): rank-uniformity p-values, coverage of the central 50% and 90% intervals, ranks.
+
+    ``p_uniform`` tests all the family's ranks at once, as if independent. The quantities of one replication
+    share parameters (the gaps of three models share the items' effects: in a data-rich design their ranks
+    correlate at about 0.9), so this test can reject a calibrated family. Two tests hold under any dependence
+    within a replication, since replications are independent: ``p_uniform_per_quantity`` tests each quantity's
+    ranks across replications and takes the smallest p-value times the family's number of quantities
+    (Bonferroni), and ``p_uniform_one_per_replication`` tests one rank per replication (its ``r mod n``-th of
+    the family's ``n`` quantities).
+    Coverage is read off the ranks: the truth lies in the central ``q`` interval of the draws when its
+    normalised rank ``r / draws`` lies within ``(1 - q) / 2`` of one half.
+    """
+    out = {}
+    replication = np.arange(len(ranks))
+    for family in dict.fromkeys(labels["quantity"]):
+        columns = np.flatnonzero((labels["quantity"] == family).to_numpy())
+        flat = ranks[:, columns].ravel()
+        u = (flat + 0.5) / (draws + 1)
+        one = ranks[replication, columns[replication % len(columns)]]
+        out[family] = {
+            "p_uniform": rank_uniformity(flat, draws, bins=bins),
+            "p_uniform_per_quantity": min(
+                1.0, len(columns) * min(rank_uniformity(ranks[:, c], draws, bins=bins) for c in columns)
+            ),
+            "p_uniform_one_per_replication": rank_uniformity(one, draws, bins=bins),
+            "coverage_50": float(np.mean(np.abs(u - 0.5) <= 0.25)),
+            "coverage_90": float(np.mean(np.abs(u - 0.5) <= 0.45)),
+            "ranks": int(flat.size),
+        }
+    return out
 
 
 def rank_uniformity(ranks: np.ndarray, draws: int, *, bins: int = 10) -> float:
