@@ -59,8 +59,23 @@ def _design(name: str, unit_effects: bool):
     return index_design(sim["binary"], ordinal=sim["ordinal"], scores=sim["scores"], unit_effects=unit_effects)
 
 
-def _progress(name: str, every: int):
+def _progress(name: str, every: int, saved: dict[str, np.ndarray], path: str | None):
+    """Reports every ``every`` replications on stderr and, with a ``path``, saves the ranks of every replication done
+    (``saved`` holds the designs already finished), so a run stopped early keeps them for ``--pool``."""
+
     def report(r: int, result: SBCResult) -> None:
+        if path is not None:
+            saved.update(
+                {
+                    f"{name}_ranks": result.ranks[: r + 1],
+                    f"{name}_passed": result.passed[: r + 1],
+                    f"{name}_labels": result.labels.to_numpy(dtype=str),
+                    f"{name}_label_columns": np.array(result.labels.columns, dtype=str),
+                }
+            )
+            partial = f"{path}.partial.npz"  # written whole, then renamed: a kill mid-write keeps the last file
+            np.savez_compressed(partial, **saved)
+            os.replace(partial, path)
         if (r + 1) % every == 0:
             print(
                 f"{name}: {r + 1} replications, {result.seconds:.0f} s, gate passed "
@@ -140,7 +155,8 @@ def main() -> None:
     parser.add_argument("--png", default="calibration.png", help="rank-histogram figure (default calibration.png)")
     parser.add_argument(
         "--ranks",
-        help="also save every rank with its quantity's labels (.npz), for tests per quantity or per replication",
+        help="also save every rank with its quantity's labels (.npz, after each replication), for tests per quantity "
+        "or per replication and for --pool",
     )
     parser.add_argument(
         "--pool", nargs="+", metavar="NPZ", help="report the runs saved with --ranks together, fit none"
@@ -168,7 +184,7 @@ def main() -> None:
         "seed": args.seed,
         "unit_effects": not args.shared_only,
     }
-    results = {}
+    results, saved = {}, {}
     for name, count in (("sparse", args.sparse), ("paper", args.paper)):
         if count <= 0:
             continue
@@ -181,7 +197,7 @@ def main() -> None:
             chains=args.chains,
             ranks_of=RANKS_OF,
             seed=args.seed,
-            progress=_progress(name, max(1, count // 10)),
+            progress=_progress(name, max(1, count // 10), saved, args.ranks),
         )
         results[name] = res
         out[name] = {
@@ -198,17 +214,6 @@ def main() -> None:
         _histograms({name: (res.labels, res.ranks) for name, res in results.items()}, Path(args.png))
         out["png"] = str(args.png)
     if results and args.ranks:
-        arrays = {
-            f"{name}_{part}": value
-            for name, res in results.items()
-            for part, value in (
-                ("ranks", res.ranks),
-                ("passed", res.passed),
-                ("labels", res.labels.to_numpy(dtype=str)),
-                ("label_columns", np.array(res.labels.columns, dtype=str)),
-            )
-        }
-        np.savez_compressed(args.ranks, **arrays)
         out["ranks"] = str(args.ranks)
     print(json.dumps(out))
 
