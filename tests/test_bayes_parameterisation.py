@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pymc as pm
+import pytensor.tensor as pt
 import pytest
 from scipy import stats
 
@@ -14,8 +15,11 @@ from bias_validity.psychometrics.bayes.model import (
     _information,
     _item_weights,
     _partially_centred,
+    _ragged_contrasts,
+    _ragged_zero_sum,
     _weights,
     _zero_sum_basis,
+    _zero_sum_layout,
 )
 
 
@@ -92,6 +96,17 @@ def test_zero_sum_basis_is_orthonormal_and_spans_the_within_group_contrasts():
     g = np.array(groups)
     centring = np.eye(6) - (g[:, None] == g[None, :]) / (g[:, None] == g[None, :]).sum(axis=1, keepdims=True)
     np.testing.assert_allclose(h @ h.T, centring, atol=1e-12)
+
+
+def test_ragged_contrasts_invert_the_ragged_zero_sum_map_up_to_centring():
+    """The contrasts of any values map back through the zero-sum transform to those values centred within their
+    group (what a unit's centred deviations are drawn around: its shared effects)."""
+    codes = np.array([0, 0, 0, 1, 1, 2, 2, 2, 2, 3])  # unequal groups, one of a single member
+    free, last = _zero_sum_layout(codes)
+    x = np.random.default_rng(0).normal(size=len(codes))
+    centred = x - (np.bincount(codes, weights=x) / np.bincount(codes))[codes]
+    y = _ragged_contrasts(pt.as_tensor(x), codes, free)
+    np.testing.assert_allclose(_ragged_zero_sum(y, codes, free, last).eval(), centred, atol=1e-12)
 
 
 def test_units_asked_one_wording_and_order_get_no_empty_deviation_variables():
