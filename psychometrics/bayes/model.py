@@ -7,6 +7,8 @@ validity.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
@@ -253,43 +255,82 @@ def _unit_effects(
     .. [1] Chung, Y., Rabe-Hesketh, S., Dorie, V., Gelman, A. & Liu, J. (2013). A nondegenerate penalized
        likelihood estimator for variance parameters in multilevel models. Psychometrika 78(4), 685-709.
     """
+    out = {}
+    for facet in _unit_facets(design):
+        sigma = pm.Gamma(f"sigma_{facet.name}_unit", alpha=2.0, beta=2.0 / prior_scale)
+        if len(facet.free):
+            weights = _weights(facet.information[facet.free], spread[facet.column])
+            # a centred deviation is drawn with its shared effect added (the unit's own total, which its answers pin),
+            # so moving the shared effect does not move what the answers pin
+            around = (
+                _ragged_contrasts(shared[facet.column][facet.shared_level], facet.codes, facet.free)
+                if weights.any()
+                else 0.0
+            )
+            contrasts = _partially_centred(f"z_{facet.name}_unit", around, sigma, weights, shape=len(facet.free))
+            effects = _ragged_zero_sum(contrasts, facet.codes, facet.free, facet.last)
+        else:  # each unit asked one level per group: nothing deviates (and a variable of size 0 breaks ArviZ)
+            effects = pt.zeros(len(facet.codes))
+        # one trailing zero: the deviation of cells whose method no second unit answered
+        out[facet.column] = pm.Deterministic(f"{facet.name}_unit", pt.concatenate([effects, pt.zeros(1)]))
+    return out
+
+
+@dataclass(frozen=True)
+class _UnitFacet:
+    """The layout of one facet's unit deviations: cell column, name, group code of each deviation, free and last
+    positions of the zero-sum groups, the answers' information on each, and its shared effect's index."""
+
+    column: str
+    name: str
+    codes: np.ndarray
+    free: np.ndarray
+    last: np.ndarray
+    information: np.ndarray
+    shared_level: np.ndarray
+
+
+def _unit_facets(design: Design) -> list[_UnitFacet]:
+    """The layout of the units' own template, order and item deviations (:func:`_unit_effects`); none for a study
+    of one unit. Depends on the design's cells and trial counts, not on the answers."""
     methods = design.unit_methods
     if not methods:
-        return {}
+        return []
     cells = pd.concat([design.binary, design.ordinal], ignore_index=True)
     weight = np.concatenate([0.25 * design.binary["n"].to_numpy(float), 0.25 * design.ordinal_counts.sum(axis=1)])
     keep = cells[design.columns.method].isin(methods).to_numpy()
     cells, weight = cells[keep], weight[keep]
-    out = {}
-    for column, labels, facet in (
+    out = []
+    for column, labels, name in (
         ("ut", design.unit_templates, "tmpl"),
         ("uo", design.unit_orders, "ords"),
         ("ui", design.unit_items, "item"),
     ):
         parts = [label.split("|", 2) for label in labels]
-        if facet == "item":  # items sum to zero within unit x trait x method
+        if name == "item":  # items sum to zero within unit x trait x method
             trait = dict(zip(cells["ui"].astype(int), cells[design.columns.trait].astype(str), strict=True))
             group = [f"{u}|{m}|{trait[j]}" for j, (u, m, _) in enumerate(parts)]
         else:
             group = [f"{u}|{m}" for u, m, _ in parts]
-        information = np.bincount(cells[column].to_numpy(dtype=int), weights=weight, minlength=len(labels))
-        sigma = pm.Gamma(f"sigma_{facet}_unit", alpha=2.0, beta=2.0 / prior_scale)
         codes, _ = pd.factorize(pd.Series(group))
         free, last = _zero_sum_layout(codes)
-        if len(free):
-            weights = _weights(information[free], spread[column])
-            # a centred deviation is drawn with its shared effect added (the unit's own total, which its answers pin),
-            # so moving the shared effect does not move what the answers pin
-            level = np.zeros(len(labels), dtype=int)
-            level[cells[column].to_numpy(dtype=int)] = _shared_level(cells, column, len(design.methods))
-            around = _ragged_contrasts(shared[column][level], codes, free) if weights.any() else 0.0
-            contrasts = _partially_centred(f"z_{facet}_unit", around, sigma, weights, shape=len(free))
-            effects = _ragged_zero_sum(contrasts, codes, free, last)
-        else:  # each unit asked one level per group: nothing deviates (and a variable of size 0 breaks ArviZ)
-            effects = pt.zeros(len(labels))
-        # one trailing zero: the deviation of cells whose method no second unit answered
-        out[column] = pm.Deterministic(f"{facet}_unit", pt.concatenate([effects, pt.zeros(1)]))
+        level = np.zeros(len(labels), dtype=int)
+        level[cells[column].to_numpy(dtype=int)] = _shared_level(cells, column, len(design.methods))
+        information = np.bincount(cells[column].to_numpy(dtype=int), weights=weight, minlength=len(labels))
+        out.append(_UnitFacet(column, name, codes, free, last, information, level))
     return out
+
+
+def unit_centring(design: Design) -> dict[str, np.ndarray]:
+    """Which of the units' own deviation contrasts :func:`build_model` draws centred (1.0) or non-centred (0.0), per
+    cell column (``ut``, ``uo``, ``ui``), for this design and its answers.
+
+    The centring (:func:`_weights`) weighs each contrast's information against the facet's spread, which
+    :func:`~bias_validity.psychometrics.bayes.deviation_spread.deviation_spread` estimates from the answers: two data
+    sets of one design may get different parameterisations of the same model (the prior is the same).
+    """
+    spread = deviation_spread(design)
+    return {f.column: _weights(f.information[f.free], spread[f.column]) for f in _unit_facets(design)}
 
 
 def _zero_sum_layout(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
