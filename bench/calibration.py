@@ -10,11 +10,11 @@ spacing (``FitConfig.unit_effects``, the fit's default), drawn from their priors
 fits the model without them.
 
 Each replication draws parameters from the model's prior, simulates the answers of the design, fits it with nutpie
-(one compiled model refitted on each data set) and ranks every reported quantity's truth among 99 thinned
-posterior draws (a fit that diverged is retried at a higher target acceptance, as a fit is). Per design and
-quantity family the last line reports the chi-square p-value of rank uniformity
-(10 bins), the coverage of the central 50% and 90% intervals and the share of fits that passed the diagnostics
-gate; a PNG shows the rank histograms.
+(the model built from its own answers, compiled once per centring of its deviations) and ranks every reported
+quantity's truth among 99 thinned posterior draws (a fit that diverged is retried at a higher target acceptance, as
+a fit is). Per design and quantity family the last line reports the chi-square p-value of rank uniformity (10 bins),
+the coverage of the central 50% and 90% intervals and the share of fits that passed the diagnostics gate; a PNG
+shows the rank histograms.
 
 A study too long for one sitting runs in parts under different seeds, each saving its ranks (``--ranks``);
 ``--pool a.npz b.npz`` then reports the families and gate share of all their replications together (the

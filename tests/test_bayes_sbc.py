@@ -23,7 +23,8 @@ import pytest
 
 from bias_validity.psychometrics.bayes import build_model, index_design, simulate_study
 from bias_validity.psychometrics.bayes._pymc import pm
-from bias_validity.psychometrics.bayes.sbc import SBCResult, simulation_based_calibration
+from bias_validity.psychometrics.bayes.model import unit_centring
+from bias_validity.psychometrics.bayes.sbc import SBCResult, simulation_based_calibration, with_answers
 
 _SIZE = dict(replications=40, draws=200, tune=200, chains=2, ranks_of=49, seed=1)
 
@@ -121,3 +122,23 @@ def test_likert_scs_are_calibrated(likert_design):
     assert families["sc"]["ranks"] == 40, families
     assert families["sc"]["p_uniform"] > 0.01, families
     assert 0.8 <= families["sc"]["coverage_90"] <= 0.98, families
+
+
+def test_a_replication_is_fitted_with_the_centring_its_own_answers_give():
+    # 3 models x 2 dimensions x 4 items x 4 wordings x 2 orders, 100 answers per cell: models whose effects deviate
+    # with SD 0.8 have every deviation pinned by their answers (drawn centred); the same cells answered by models that
+    # share every effect leave all of them non-centred. A replication's answers put in the design must move it so.
+    def study(unit_sd):
+        sim = simulate_study(
+            units=3, traits=2, items=4, templates=4, orders=2, reps=100, unit_sd=unit_sd, seed=0,
+            binary_methods=("implicit",), ordinal_methods=("explicit",), score_methods=(),
+        )  # fmt: skip
+        return index_design(sim["binary"], ordinal=sim["ordinal"], unit_effects=True)
+
+    deviating, shared = study(0.8), study(0.0)
+    assert all(w.all() for w in unit_centring(deviating).values())
+    answers = {"k": shared.binary["k"].to_numpy(), "likert_counts": shared.ordinal_counts}
+    redrawn = with_answers(deviating, answers)
+    assert redrawn.binary["k"].equals(shared.binary["k"])
+    assert not any(w.any() for w in unit_centring(redrawn).values())
+    assert all(w.all() for w in unit_centring(deviating).values())  # the design itself is left as it was
