@@ -130,9 +130,18 @@ def test_a_replication_is_fitted_with_the_centring_its_own_answers_give():
     # share every effect leave all of them non-centred. A replication's answers put in the design must move it so.
     def study(unit_sd):
         sim = simulate_study(
-            units=3, traits=2, items=4, templates=4, orders=2, reps=100, unit_sd=unit_sd, seed=0,
-            binary_methods=("implicit",), ordinal_methods=("explicit",), score_methods=(),
-        )  # fmt: skip
+            units=3,
+            traits=2,
+            items=4,
+            templates=4,
+            orders=2,
+            reps=100,
+            unit_sd=unit_sd,
+            seed=0,
+            binary_methods=("implicit",),
+            ordinal_methods=("explicit",),
+            score_methods=(),
+        )
         return index_design(sim["binary"], ordinal=sim["ordinal"], unit_effects=True)
 
     deviating, shared = study(0.8), study(0.0)
