@@ -13,11 +13,12 @@ Each replication draws parameters from the model's prior, simulates the answers 
 (the model built from its own answers, compiled once per centring of its deviations) and ranks every reported
 quantity's truth among 99 thinned posterior draws (a fit that diverged is retried at a higher target acceptance, as
 a fit is). Per design and quantity family the last line reports the chi-square p-value of rank uniformity (10 bins),
-the coverage of the central 50% and 90% intervals and the share of fits that passed the diagnostics gate; a PNG
-shows the rank histograms.
+the coverage of the central 50% and 90% intervals, the share of fits that passed the diagnostics gate and, of those
+that failed, how many missed each of its thresholds and in which quantity families their worst R-hat and ESS lay; a
+PNG shows the rank histograms.
 
 A study too long for one sitting runs in parts under different seeds, each saving its ranks (``--ranks``);
-``--pool a.npz b.npz`` then reports the families and gate share of all their replications together (the
+``--pool a.npz b.npz`` then reports the families and gates of all their replications together (the
 replications of different seeds are independent draws from the prior).
 
 Usage: python bench/calibration.py [--sparse 200] [--paper 100] [--draws 500] [--seed 1] [--png calibration.png]
@@ -38,6 +39,7 @@ import numpy as np
 import pandas as pd
 
 from bias_validity.psychometrics.bayes import FitConfig, index_design, simulate_study
+from bias_validity.psychometrics.bayes.diagnostics import GATE
 from bias_validity.psychometrics.bayes.sbc import SBCResult, family_summary, simulation_based_calibration
 
 METHODS = {
@@ -51,6 +53,8 @@ DESIGNS = {
 }
 BINS = 10
 RANKS_OF = 99  #: posterior draws each truth is ranked among
+GATE_FIGURES = [*GATE, "failing"]  #: the numbers saved of each replication's gate, beside its worst families
+WORST_FAMILIES = ["rhat_family", "ess_family"]
 
 
 def _design(name: str, unit_effects: bool):
@@ -71,6 +75,8 @@ def _progress(name: str, every: int, saved: dict[str, np.ndarray], path: str | N
                     f"{name}_passed": result.passed[: r + 1],
                     f"{name}_labels": result.labels.to_numpy(dtype=str),
                     f"{name}_label_columns": np.array(result.labels.columns, dtype=str),
+                    f"{name}_gates": pd.DataFrame(result.gates)[GATE_FIGURES].to_numpy(dtype=float),
+                    f"{name}_gate_families": pd.DataFrame(result.gates)[WORST_FAMILIES].to_numpy(dtype=str),
                 }
             )
             partial = f"{path}.partial.npz"  # written whole, then renamed: a kill mid-write keeps the last file
@@ -95,8 +101,37 @@ def _families(labels: pd.DataFrame, ranks: np.ndarray) -> dict[str, object]:
     }
 
 
-def _pooled(paths: list[str]) -> dict[str, tuple[pd.DataFrame, np.ndarray, np.ndarray]]:
-    """Labels, ranks and gate verdicts per design of the runs saved with ``--ranks``, replications stacked."""
+def _gate_reasons(gates: pd.DataFrame) -> dict[str, object]:
+    """Why the fits that failed the gate failed: of those with their gate's figures (``gates``, one row per
+    replication, runs saved before the figures were kept have none), how many missed each threshold of
+    :data:`GATE`, and the quantity families of their highest R-hat and lowest ESS where those missed."""
+    missed = pd.DataFrame(
+        {
+            key: ~(gates[key] >= limit) if key.startswith("min_") else ~(gates[key] <= limit)
+            for key, limit in GATE.items()
+        }
+    )
+    failed = missed.any(axis=1)
+    return {
+        "with_figures": len(gates),
+        "failed": int(failed.sum()),
+        "missed": {key: int(n) for key, n in missed.sum().items()},
+        "rhat_family": gates.loc[missed["max_rhat"], "rhat_family"].value_counts().to_dict(),
+        "ess_family": gates.loc[missed["min_ess_bulk"] | missed["min_ess_tail"], "ess_family"].value_counts().to_dict(),
+    }
+
+
+def _saved_gates(saved, name: str) -> pd.DataFrame:
+    """The gate figures and worst families of a saved design's replications (none in runs saved before they were)."""
+    if f"{name}_gates" not in saved:
+        return pd.DataFrame(columns=GATE_FIGURES + WORST_FAMILIES)
+    figures = pd.DataFrame(saved[f"{name}_gates"], columns=GATE_FIGURES)
+    return figures.join(pd.DataFrame(saved[f"{name}_gate_families"], columns=WORST_FAMILIES))
+
+
+def _pooled(paths: list[str]) -> dict[str, tuple[pd.DataFrame, np.ndarray, np.ndarray, pd.DataFrame]]:
+    """Labels, ranks, gate verdicts and gate figures per design of the runs saved with ``--ranks``, replications
+    stacked."""
     parts: dict[str, list] = {}
     for path in paths:
         with np.load(path) as saved:
@@ -106,9 +141,16 @@ def _pooled(paths: list[str]) -> dict[str, tuple[pd.DataFrame, np.ndarray, np.nd
                 labels = pd.DataFrame(saved[f"{name}_labels"], columns=saved[f"{name}_label_columns"])
                 if name in parts and not parts[name][0][0].equals(labels):
                     sys.exit(f"{path}: the {name} design's quantities differ from the first file's")
-                parts.setdefault(name, []).append((labels, saved[f"{name}_ranks"], saved[f"{name}_passed"]))
+                parts.setdefault(name, []).append(
+                    (labels, saved[f"{name}_ranks"], saved[f"{name}_passed"], _saved_gates(saved, name))
+                )
     return {
-        name: (runs[0][0], np.concatenate([r for _, r, _ in runs]), np.concatenate([p for _, _, p in runs]))
+        name: (
+            runs[0][0],
+            np.concatenate([run[1] for run in runs]),
+            np.concatenate([run[2] for run in runs]),
+            pd.concat([run[3] for run in runs], ignore_index=True),
+        )
         for name, runs in parts.items()
     }
 
@@ -168,11 +210,12 @@ def main() -> None:
             name: {
                 "replications": len(ranks),
                 "gate_passed_share": round(float(passed.mean()), 3),
+                "gate_failures": _gate_reasons(gates),
                 "families": _families(labels, ranks),
             }
-            for name, (labels, ranks, passed) in pooled.items()
+            for name, (labels, ranks, passed, gates) in pooled.items()
         }
-        _histograms({name: (labels, ranks) for name, (labels, ranks, _) in pooled.items()}, Path(args.png))
+        _histograms({name: (labels, ranks) for name, (labels, ranks, *_) in pooled.items()}, Path(args.png))
         print(json.dumps({"pooled": args.pool, **out, "png": str(args.png)}))
         return
     out: dict[str, object] = {
@@ -203,6 +246,7 @@ def main() -> None:
         out[name] = {
             "replications": count,
             "gate_passed_share": round(float(res.passed.mean()), 3),
+            "gate_failures": _gate_reasons(pd.DataFrame(res.gates)),
             "retried_after_divergences_share": round(float((res.target_accept > FitConfig().target_accept).mean()), 3),
             "identified_share": round(float(res.identified.mean()), 3),
             "seconds_per_replication": round((time.perf_counter() - start) / count, 2),

@@ -23,6 +23,7 @@ import pytest
 
 from bias_validity.psychometrics.bayes import build_model, index_design, simulate_study
 from bias_validity.psychometrics.bayes._pymc import pm
+from bias_validity.psychometrics.bayes.diagnostics import GATE
 from bias_validity.psychometrics.bayes.model import unit_centring
 from bias_validity.psychometrics.bayes.sbc import SBCResult, simulation_based_calibration, with_answers
 
@@ -38,11 +39,20 @@ def design():
 
 
 def test_ranks_are_uniform_when_the_prior_is_the_generating_one(design):
-    families = simulation_based_calibration(design, **_SIZE).family_summary(bins=5)
+    result = simulation_based_calibration(design, **_SIZE)
+    families = result.family_summary(bins=5)
     assert families["sc"]["ranks"] == 80 and families["item_sd"]["ranks"] == 80
     for family in ("sc", "item_sd"):
         assert families[family]["p_uniform"] > 0.01, families
         assert 0.8 <= families[family]["coverage_90"] <= 0.98, families
+    # each replication keeps the figures its gate read: the verdict follows from them and the thresholds
+    gates = pd.DataFrame(result.gates)
+    met = pd.DataFrame(
+        {key: gates[key] >= limit if key.startswith("min_") else gates[key] <= limit for key, limit in GATE.items()}
+    )
+    assert len(gates) == _SIZE["replications"]
+    assert (met.all(axis=1).to_numpy() == result.passed).all()
+    assert set(gates["rhat_family"]) <= set(result.labels["quantity"])
 
 
 def test_ranks_reveal_a_prior_scale_off_by_two(design):

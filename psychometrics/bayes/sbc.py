@@ -7,7 +7,7 @@ demo-like sparse design and a paper-like one, hundreds of replications).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -18,7 +18,7 @@ from bias_validity.psychometrics.bayes._pymc import pm
 from bias_validity.psychometrics.bayes.config import FitConfig
 from bias_validity.psychometrics.bayes.derived import derived_draws, summarise
 from bias_validity.psychometrics.bayes.design import Design
-from bias_validity.psychometrics.bayes.diagnostics import diagnostics_gate
+from bias_validity.psychometrics.bayes.diagnostics import GATE, diagnostics_gate
 from bias_validity.psychometrics.bayes.identification import identification
 from bias_validity.psychometrics.bayes.model import build_model, unit_centring
 from bias_validity.psychometrics.bayes.sampling import single_threaded_blas
@@ -51,11 +51,27 @@ class SBCResult:
     #: (replications,) NUTS's target acceptance of each kept fit: above the first where it was retried after
     #: divergences, as a fit is (:meth:`FitConfig.retry`)
     target_accept: np.ndarray | None = None
+    #: per replication, the figures its gate read (:data:`GATE`'s keys: worst R-hat and ESS over the gated
+    #: quantities, divergences, lowest E-BFMI, share at maximum tree depth), ``failing`` and the quantity families
+    #: of the gated quantity with the highest R-hat (``rhat_family``) and the lowest bulk or tail ESS
+    #: (``ess_family``): why a fit failed, where it did
+    gates: list[dict[str, object]] = field(default_factory=list)
 
     def family_summary(self, *, bins: int = 10) -> dict[str, dict[str, float]]:
         """Per quantity family: rank-uniformity p-values, coverage of the central 50% and 90% intervals, ranks
         (:func:`family_summary`)."""
         return family_summary(self.labels, self.ranks, self.draws, bins=bins)
+
+
+def _gate_record(gate: dict[str, object], gated: pd.DataFrame) -> dict[str, object]:
+    """The gate's figures of one replication and the families of its worst-converged ``gated`` quantities."""
+    ess = gated[["ess_bulk", "ess_tail"]].min(axis=1)
+    return {
+        **{key: gate[key] for key in GATE},
+        "failing": gate["failing"],
+        "rhat_family": gated["quantity"].loc[gated["rhat"].idxmax()] if gated["rhat"].notna().any() else "",
+        "ess_family": gated["quantity"].loc[ess.idxmin()] if ess.notna().any() else "",
+    }
 
 
 def family_summary(
@@ -270,6 +286,7 @@ def simulation_based_calibration(
             max_depth_share=_arviz.max_depth_share(idata),
         )
         passed[r] = gate["passed"]
+        result.gates.append(_gate_record(gate, table[table["estimable"] & table["identified"].astype(bool)]))
         result.seconds = time.perf_counter() - start
         if progress is not None:
             progress(r, result)
