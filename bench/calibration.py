@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from bias_validity.psychometrics.bayes import FitConfig, index_design, simulate_study
-from bias_validity.psychometrics.bayes.diagnostics import GATE
+from bias_validity.psychometrics.bayes.diagnostics import GATE, missed_thresholds
 from bias_validity.psychometrics.bayes.sbc import SBCResult, family_summary, simulation_based_calibration
 
 METHODS = {
@@ -106,10 +106,9 @@ def _gate_reasons(gates: pd.DataFrame) -> dict[str, object]:
     replication, runs saved before the figures were kept have none), how many missed each threshold of
     :data:`GATE`, and the quantity families of their highest R-hat and lowest ESS where those missed."""
     missed = pd.DataFrame(
-        {
-            key: ~(gates[key] >= limit) if key.startswith("min_") else ~(gates[key] <= limit)
-            for key, limit in GATE.items()
-        }
+        [{key: key in missed_thresholds(row) for key in GATE} for row in gates.to_dict("records")],
+        columns=list(GATE),
+        dtype=bool,
     )
     failed = missed.any(axis=1)
     return {

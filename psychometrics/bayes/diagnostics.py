@@ -3,7 +3,7 @@ tree depth of the sampler."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -11,7 +11,7 @@ import numpy as np
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["GATE", "describe_gate", "diagnostics_gate"]
+__all__ = ["GATE", "describe_gate", "diagnostics_gate", "missed_thresholds"]
 
 #: Thresholds of the gate: R-hat at most 1.01, bulk and tail ESS at least 400, no divergence (Vehtari et al. 2021);
 #: E-BFMI of every chain at least 0.3 (Betancourt 2016: below it the momentum resampling cannot explore the energy
@@ -44,6 +44,33 @@ def describe_gate(gate: dict[str, float] = GATE) -> str:
         f"E-BFMI >= {gate['min_ebfmi']:g}, at most {gate['max_depth_share']:.0%} of transitions at maximum "
         "tree depth"
     )
+
+
+def missed_thresholds(figures: Mapping[str, float]) -> list[str]:
+    """The thresholds of :data:`GATE` that a gate's ``figures`` (:func:`diagnostics_gate`'s output) miss, by key.
+
+    As the gate reads them: an R-hat or ESS that could not be computed misses, an E-BFMI that was not computed
+    (NaN) is not checked. The figures are the worst over the gated quantities; a quantity whose own R-hat or ESS
+    is missing shows in the gate's ``failing`` count.
+
+    Examples
+    --------
+    >>> missed_thresholds({"max_rhat": 1.02, "min_ess_bulk": 900.0, "min_ess_tail": 350.0, "divergences": 0,
+    ...                    "min_ebfmi": float("nan"), "max_depth_share": 0.0})
+    ['max_rhat', 'min_ess_tail']
+    """
+    missed = []
+    for key, limit in GATE.items():
+        value = float(figures[key])
+        if key == "min_ebfmi":
+            miss = value < limit
+        elif key.startswith("min_"):
+            miss = not value >= limit
+        else:
+            miss = not value <= limit
+        if miss:
+            missed.append(key)
+    return missed
 
 
 def diagnostics_gate(
