@@ -14,6 +14,7 @@ from bias_validity.psychometrics.bayes.model import (
     _correlated_effects,
     _information,
     _item_weights,
+    _ordinal_offsets,
     _partially_centred,
     _ragged_contrasts,
     _ragged_zero_sum,
@@ -86,6 +87,19 @@ def test_correlated_effects_have_the_cholesky_covariance_whatever_the_centring()
     draws = pm.draw(y, draws=20000, random_seed=3)  # (draws, contrasts, methods)
     for row in range(2):
         np.testing.assert_allclose(np.cov(draws[:, row, :].T), cov, atol=0.05)
+
+
+def test_likert_offsets_are_iid_normal_whether_drawn_group_by_group_or_as_mean_and_deviations():
+    """Method 0's groups are all non-centred (drawn as mean + zero-sum deviations), method 1's mixed (group by
+    group): every offset must be Normal(0, tau) of its method, independent of the others."""
+    method = np.array([0, 0, 0, 1, 1, 0])
+    weights = np.array([0.0, 0.0, 0.0, 1.0, 0.0, 0.0])
+    tau = np.array([0.7, 1.3])
+    with pm.Model() as model:
+        offset = pm.Deterministic("offset", _ordinal_offsets(pt.as_tensor(tau), method, weights, np.ones(6), 2))
+    assert {v.name for v in model.free_RVs} == {"z_o", "z_o_mean", "z_o_deviation"}
+    draws = pm.draw(offset, draws=40000, random_seed=5)
+    np.testing.assert_allclose(np.cov(draws.T), np.diag(tau[method] ** 2), atol=0.04)
 
 
 def test_zero_sum_basis_is_orthonormal_and_spans_the_within_group_contrasts():
