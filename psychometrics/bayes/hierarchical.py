@@ -27,7 +27,15 @@ from bias_validity.psychometrics.bayes.ppc import posterior_predictive_check
 from bias_validity.psychometrics.bayes.result import BayesFit
 from bias_validity.psychometrics.bayes.sampling import SampleRun, sample
 
-__all__ = ["GatedFit", "prior_derived_draws", "summarise_fit", "fit_to_gate", "fit_hierarchical", "retry_reason"]
+__all__ = [
+    "GatedFit",
+    "prior_derived_draws",
+    "summarise_fit",
+    "fit_to_gate",
+    "fit_hierarchical",
+    "retry_reason",
+    "quantity_label",
+]
 
 _SUMMARY_COLUMNS = ["mean", "hdi_low", "hdi_high", "p_direction", "estimable", "reason"]
 _IDENTIFICATION_COLUMNS = ["contraction", "item_contrasts", "identified"]
@@ -188,10 +196,23 @@ def retry_reason(table: pd.DataFrame, gate: dict[str, object]) -> str:
         if gated.empty or not bad(gated.at[worst(), column]):
             continue
         row = gated.loc[worst()]
-        where = ", ".join(str(row[c]) for c in table.columns[1:4] if str(row[c]) not in ("", "nan"))
         value = f"{row[column]:.2f}" if column == "rhat" else f"{row[column]:.0f}"
-        return f"{name} {value} on {row['quantity']}[{where}]"
+        return f"{name} {value} on {quantity_label(row)}"
     return "the diagnostics gate was missed (E-BFMI or tree depth)"
+
+
+def quantity_label(row: pd.Series) -> str:
+    """A row of :func:`summarise_fit`'s table named with where it applies (its unit, trait and method columns, the
+    empty ones left out): "sc[base-8b, age, implicit]", "latent_correlation[explicit~implicit]".
+
+    Examples
+    --------
+    >>> quantity_label(pd.Series({"quantity": "gap_explicit_implicit", "model": "m", "dimension": "race",
+    ...                           "method": ""}))
+    'gap_explicit_implicit[m, race]'
+    """
+    where = ", ".join(str(v) for v in row.iloc[1:4] if str(v) not in ("", "nan"))
+    return f"{row['quantity']}[{where}]"
 
 
 def _next_attempt(config: FitConfig, retry: FitConfig) -> str:
