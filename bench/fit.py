@@ -4,11 +4,13 @@ Parts (run all by default; select with --part):
 
 - ``samplers``: the same demo-size model (2 models x 6 dimensions x 5 methods x 8 items x 3 templates x 4 orders)
   fitted with each NUTS backend; wall time (compile + sampling), CPU time, min bulk ESS over the reported
-  quantities, ESS per second, gate verdict.
+  quantities and which quantity it is of, ESS per second, leapfrog steps per draw, gate verdict.
 - ``scale``: the paper-scale workload (6 models x 6 dimensions x 5 methods x 12 items x 3 templates x 2 orders x 20
   repetitions; each model's own deviations unless ``--shared-only``) fitted on aggregated cells with the default
   settings until it passes the gate (retried as a fit is),
-  with min-ESS per second of wall time (compile included); the same at 10x repetitions; and a naive per-trial model
+  with min-ESS per second of wall time (compile included), the figures above, the model's free values and the time
+  of one gradient (so wall = compile + chains x iterations x steps x gradient / cores can be read off); the same
+  at 10x repetitions; and a naive per-trial model
   (one Bernoulli / categorical term per answer, same parameters, same sampler, shorter chains; ``--naive-draws 0``
   skips it).
 - ``demo``: the demo store (``--store``, written by ``bias-validity demo``) fitted with the toolkit's defaults on
@@ -61,6 +63,7 @@ from bias_validity.psychometrics.bayes import (
     prior_derived_draws,
     simulate_study,
 )
+from bias_validity.psychometrics.bayes.hierarchical import quantity_label
 from bias_validity.psychometrics.bayes.sampling import SampleRun, sample, single_threaded_blas
 
 COLS = {"unit": "model", "trait": "dimension"}
@@ -92,15 +95,54 @@ def _timed_sampler(cpu: list[float]):
     return run
 
 
+def _steps_per_draw(idata) -> float:
+    """Mean leapfrog steps per kept draw over all chains (nutpie and PyMC record ``n_steps``, numpyro ``num_steps``):
+    with the time of one gradient (:func:`_gradient_ms`), what a draw costs."""
+    stats = idata["sample_stats"]
+    for name in ("n_steps", "num_steps"):
+        if name in stats:
+            return round(float(np.mean(stats[name])), 2)
+    return float("nan")
+
+
+def _least_ess(table: pd.DataFrame) -> str:
+    """The gated quantity with the least bulk ESS (``sc[m, race, implicit]``): the quantity the bench's ESS per
+    second is the ESS of."""
+    gated = table[table["estimable"] & table.get("identified", True)]
+    return quantity_label(gated.loc[gated["ess_bulk"].idxmin()])
+
+
+def _gradient_ms(model, evaluations: int = 1000) -> float:
+    """Milliseconds per evaluation of the log-density and its gradient at the initial point, compiled by PyTensor's
+    numba backend as nutpie's is (called from Python here, so a few microseconds above nutpie's own calls): the
+    cost of one leapfrog step on one core. Best of 3 runs of ``evaluations``."""
+    import pytensor
+
+    fn = pytensor.function(model.value_vars, [model.logp(), model.dlogp()], mode="NUMBA")
+    point = model.initial_point()
+    values = [point[v.name] for v in model.value_vars]
+    fn(*values)
+    runs = []
+    for _ in range(3):
+        start = time.perf_counter()
+        for _ in range(evaluations):
+            fn(*values)
+        runs.append((time.perf_counter() - start) / evaluations)
+    return round(1000 * min(runs), 3)
+
+
 def _figures(gated, cpu: list[float]) -> dict[str, object]:
-    """The figures of a fit's last attempt: sampling wall and CPU time, min bulk ESS, ESS per second, the gate."""
+    """The figures of a fit's last attempt: sampling wall and CPU time, min bulk ESS and the quantity it is of, ESS
+    per second, leapfrog steps per draw, the gate."""
     wall, gate = gated.attempts[-1]["seconds"], gated.gate
     ess = float(gate["min_ess_bulk"])
     return {
         "wall_s": round(wall, 1),
         "cpu_s": round(cpu[-1], 1),
         "min_ess_bulk": round(ess, 1),
+        "min_ess_quantity": _least_ess(gated.table),
         "ess_per_s": round(ess / wall, 2),
+        "steps_per_draw": _steps_per_draw(gated.run.idata),
         "passed": gate["passed"],
         "max_rhat": round(gate["max_rhat"], 4),
         "divergences": gate["divergences"],
@@ -164,6 +206,7 @@ def part_scale(naive_draws: int, unit_effects: bool = True) -> dict[str, object]
     size = dict(units=6, traits=6, items=12, templates=3, orders=2, seed=3)
     sim = _study(reps=20, **size)
     design = index_design(sim["binary"], ordinal=sim["ordinal"], scores=sim["scores"], unit_effects=unit_effects)
+    model = build_model(design)
     agg = _fit_to_gate(design)
     print("aggregated", agg, flush=True)
     sim10 = _study(reps=200, **size)
@@ -175,6 +218,8 @@ def part_scale(naive_draws: int, unit_effects: bool = True) -> dict[str, object]
         "aggregated": agg,
         "aggregated_10x_reps": agg10,
         "cells": len(design.binary) + len(design.ordinal) + len(design.scores),
+        "free_values": int(sum(np.size(v) for v in model.initial_point().values())),
+        "gradient_ms": _gradient_ms(model),
         "trials": int(design.binary["n"].sum() + design.ordinal_counts.sum()),
         "time_ratio_10x_reps": round(agg10["wall_to_gate_s"] / agg["wall_to_gate_s"], 2),
     }
