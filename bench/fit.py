@@ -165,7 +165,13 @@ def _fit_to_gate(design, *, most: int = 8000) -> dict[str, object]:
     :meth:`FitConfig.retry` says: smaller steps after divergences, else twice the draws, at most ``most``) until
     the gate passes: the time to a posterior that passes, counting the failed attempts."""
     cpu: list[float] = []
-    gated = fit_to_gate(build_model(design), design, FitConfig(seed=1, max_draws=most), run_sampler=_timed_sampler(cpu))
+    gated = fit_to_gate(
+        build_model(design),
+        design,
+        FitConfig(seed=1, max_draws=most),
+        run_sampler=_timed_sampler(cpu),
+        rebuild=lambda non_centred: build_model(design, non_centred=non_centred),
+    )
     total = sum(round(a["seconds"], 1) for a in gated.attempts)
     return {
         **_figures(gated, cpu),

@@ -62,10 +62,15 @@ def posterior_names(idata: object) -> set[str]:
     return set(_group(idata, "posterior").data_vars)
 
 
+def diverging(idata: object) -> np.ndarray:
+    """Which transitions after warm-up diverged, shaped ``(chain, draw)``."""
+    stats = _group(idata, "sample_stats")
+    return np.asarray(stats["diverging"].transpose("chain", "draw").to_numpy(), dtype=bool)
+
+
 def divergences(idata: object) -> int:
     """Number of divergent transitions after warm-up, over all chains."""
-    stats = _group(idata, "sample_stats")
-    return int(np.asarray(stats["diverging"]).sum())
+    return int(diverging(idata).sum())
 
 
 def ebfmi(idata: object) -> np.ndarray:

@@ -21,8 +21,9 @@ from bias_validity.psychometrics.bayes.config import FitConfig
 from bias_validity.psychometrics.bayes.derived import derived_draws, summarise
 from bias_validity.psychometrics.bayes.design import DEFAULT_COLUMNS, Columns, Design, index_design
 from bias_validity.psychometrics.bayes.diagnostics import GATE, diagnostics_gate
+from bias_validity.psychometrics.bayes.funnels import Neck, funnel_necks
 from bias_validity.psychometrics.bayes.identification import IDENTIFICATION, identification, prior_draws
-from bias_validity.psychometrics.bayes.model import build_model
+from bias_validity.psychometrics.bayes.model import build_model, shared_centring
 from bias_validity.psychometrics.bayes.ppc import posterior_predictive_check
 from bias_validity.psychometrics.bayes.result import BayesFit
 from bias_validity.psychometrics.bayes.sampling import SampleRun, sample
@@ -114,10 +115,12 @@ class GatedFit:
     """What :func:`fit_to_gate` returns: the last attempt's posterior, table and gate, and what every attempt took."""
 
     run: SampleRun  #: the last attempt's posterior, sampler and sampling time
+    model: pm.Model  #: the model of the last attempt (a retry may have redrawn some effects non-centred)
     table: pd.DataFrame  #: :func:`summarise_fit`'s table of the last attempt
     gate: dict[str, object]  #: :func:`summarise_fit`'s gate of the last attempt
     config: FitConfig  #: the settings of the last attempt
-    #: per attempt: ``draws``, ``target_accept``, ``passed``, ``divergences``, ``seconds`` (compile and sampling)
+    #: per attempt: ``draws``, ``target_accept``, ``non_centred`` (the families a retry redrew so), ``passed``,
+    #: ``divergences``, ``seconds`` (compile and sampling)
     attempts: list[dict[str, object]] = field(default_factory=list)
 
     @property
@@ -135,9 +138,15 @@ def fit_to_gate(
     reversed_order: Callable[[str], bool] | None = None,
     prior: np.ndarray | None = None,
     run_sampler: Callable[[pm.Model, FitConfig], SampleRun] | None = None,
+    rebuild: Callable[[frozenset[str]], pm.Model] | None = None,
 ) -> GatedFit:
     """Sample ``model``, summarise (:func:`summarise_fit`) and retry as :meth:`FitConfig.retry` says until the gate
     passes or no retry is left; the retry loop of every fit.
+
+    Where divergences sit at the neck of a funnel of centred shared effects
+    (:func:`~bias_validity.psychometrics.bayes.funnels.funnel_necks`) and ``rebuild`` is given (the same model with
+    the named families drawn non-centred, as ``build_model(design, non_centred=...)``), the next attempt first
+    redraws them so at the same settings; a smaller step is the remedy only for divergences elsewhere.
 
     ``prior`` (the derived prior draws, :func:`prior_derived_draws`) is drawn from ``model`` when omitted.
     ``run_sampler`` draws one posterior (:func:`bias_validity.psychometrics.bayes.sample` by default); a benchmark
@@ -151,6 +160,7 @@ def fit_to_gate(
             model, design, base_tuned=base_tuned, reversed_order=reversed_order, seed=config.seed
         )
     attempts: list[dict[str, object]] = []
+    non_centred: frozenset[str] = frozenset()
     while True:
         run = run_sampler(model, config)
         table, gate = summarise_fit(
@@ -160,17 +170,47 @@ def fit_to_gate(
             {
                 "draws": config.draws,
                 "target_accept": config.target_accept,
+                "non_centred": sorted(non_centred),
                 "passed": gate["passed"],
                 "divergences": gate["divergences"],
                 "seconds": run.seconds,
             }
         )
-        retry = config.retry(divergences=gate["divergences"])
+        necks = _necks(run, design, non_centred) if rebuild and config.max_draws is not None else []
+        retry = config if necks else config.retry(divergences=gate["divergences"])
         if gate["passed"] or retry is None:
-            return GatedFit(run=run, table=table, gate=gate, config=config, attempts=attempts)
+            return GatedFit(run=run, model=model, table=table, gate=gate, config=config, attempts=attempts)
+        if necks:
+            non_centred |= {n.family for n in necks}
+            model = rebuild(non_centred)
         if config.progress:
-            print(f"{retry_reason(table, gate)}: {_next_attempt(config, retry)}", file=sys.stderr, flush=True)
+            print(_retry_line(table, gate, config, retry, necks), file=sys.stderr, flush=True)
         config = retry
+
+
+_FAMILY_NAMES = {"tmpl": "template effects", "ords": "order effects"}
+
+
+def _necks(run: SampleRun, design: Design, non_centred: frozenset[str]) -> list[Neck]:
+    """The funnel necks (:func:`funnel_necks`) of the shared effect families the model still draws partly centred;
+    none where nothing diverged."""
+    if not _arviz.divergences(run.idata):
+        return []
+    centred = [f for f, w in shared_centring(design).items() if w.any() and f not in non_centred]
+    return funnel_necks(run.idata, centred)
+
+
+def _retry_line(
+    table: pd.DataFrame, gate: dict[str, object], config: FitConfig, retry: FitConfig, necks: list[Neck]
+) -> str:
+    """What made the fit miss its gate and what the next attempt changes."""
+    if not necks:
+        return f"{retry_reason(table, gate)}: {_next_attempt(config, retry)}"
+    where = "; ".join(n.describe() for n in necks)
+    families = " and ".join(_FAMILY_NAMES[n.family] for n in necks)
+    return (
+        f"{gate['divergences']} divergent transitions at small {where}: retrying with the shared {families} non-centred"
+    )
 
 
 def retry_reason(table: pd.DataFrame, gate: dict[str, object]) -> str:
@@ -252,8 +292,11 @@ def fit_hierarchical(
         Sampler, chains, warm-up, draws, step-size target, retry ceiling, HDI mass and seed; the defaults of
         :class:`FitConfig` when omitted. A fit that misses the gate is sampled again as :meth:`FitConfig.retry`
         says: after divergences with smaller steps (target acceptance 0.95, then 0.99), never with more draws,
-        which would not remove them; otherwise with twice the draws, up to ``config.max_draws`` per chain. The last
-        fit is returned; ``diagnostics["draws"]`` and ``diagnostics["target_accept"]`` say what it took.
+        which would not remove them; otherwise with twice the draws, up to ``config.max_draws`` per chain. Where
+        the divergences sit at small SDs of centred shared template or order effects (the neck of their funnel,
+        :func:`~bias_validity.psychometrics.bayes.funnels.funnel_necks`), those effects are first redrawn
+        non-centred at the same settings (:func:`fit_to_gate`). The last fit is returned; ``diagnostics["draws"]``
+        and ``diagnostics["target_accept"]`` say what it took.
 
     Returns
     -------
@@ -307,7 +350,14 @@ def fit_hierarchical(
     if unknown:
         raise ValueError(f"base_tuned names unknown unit(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
     model = build_model(design)
-    gated = fit_to_gate(model, design, config, base_tuned=base_tuned, reversed_order=reversed_order)
+    gated = fit_to_gate(
+        model,
+        design,
+        config,
+        base_tuned=base_tuned,
+        reversed_order=reversed_order,
+        rebuild=lambda non_centred: build_model(design, non_centred=non_centred),
+    )
     table, run = gated.table, gated.run
     label_cols = ["quantity", columns.unit, columns.trait, columns.method]
     quantities = table[[*label_cols, *_SUMMARY_COLUMNS, *_IDENTIFICATION_COLUMNS]].copy()
@@ -320,5 +370,5 @@ def fit_hierarchical(
         diagnostics=gated.gate,
         config=gated.config,
         seconds=gated.seconds,
-        ppc=posterior_predictive_check(model, run.idata, design, seed=gated.config.seed),
+        ppc=posterior_predictive_check(gated.model, run.idata, design, seed=gated.config.seed),
     )

@@ -7,6 +7,7 @@ validity.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,10 +18,12 @@ from bias_validity.psychometrics.bayes.design import Design
 from bias_validity.psychometrics.bayes.deviation_spread import deviation_spread
 from bias_validity.psychometrics.bayes.likelihoods import binomial_logit, cumulative_logit_counts
 
-__all__ = ["build_model"]
+__all__ = ["build_model", "shared_centring"]
 
 
-def build_model(design: Design, *, lkj_eta: float = 2.0, prior_scale: float = 1.0) -> pm.Model:
+def build_model(
+    design: Design, *, lkj_eta: float = 2.0, prior_scale: float = 1.0, non_centred: Collection[str] = ()
+) -> pm.Model:
     """Build the joint hierarchical model of one study.
 
     Parameters
@@ -33,6 +36,10 @@ def build_model(design: Design, *, lkj_eta: float = 2.0, prior_scale: float = 1.
     prior_scale : float, default 1.0
         Factor on the scale of every top-level prior (method means, spreads, item SDs, cutpoints): not a modelling
         choice but the knob simulation-based calibration turns to show that it detects a prior off by this factor.
+    non_centred : collection of str, optional
+        Families of shared effects drawn non-centred whatever information their answers carry: ``"tmpl"``
+        (templates), ``"ords"`` (orders). What a fit asks for after divergences at the neck of their funnel
+        (:func:`bias_validity.psychometrics.bayes.funnels.funnel_necks`); the model is the same, its geometry not.
 
     Returns
     -------
@@ -132,8 +139,10 @@ def build_model(design: Design, *, lkj_eta: float = 2.0, prior_scale: float = 1.
         # template and order effects sum to zero within each method, in the same way (a method with one level has
         # none: its level is the method mean)
         sigma_tmpl, sigma_ord = (pm.HalfNormal(name, 0.5 * prior_scale) for name in ("sigma_tmpl", "sigma_ord"))
-        tmpl = _zero_sum_effects("tmpl", "template", d.templates, info["t"], sigma_tmpl)
-        ords = _zero_sum_effects("ords", "order", d.orders, info["o"], sigma_ord)
+        shared = {"tmpl": info["t"], "ords": info["o"]}
+        shared = {k: v * 0.0 if k in non_centred else v for k, v in shared.items()}  # no information: non-centred
+        tmpl = _zero_sum_effects("tmpl", "template", d.templates, shared["tmpl"], sigma_tmpl)
+        ords = _zero_sum_effects("ords", "order", d.orders, shared["ords"], sigma_ord)
         unit = _unit_effects(d, spread, prior_scale, {"ut": tmpl, "uo": ords, "ui": flat_item})
 
         def shared_and_own(cells: pd.DataFrame) -> pt.TensorVariable:
@@ -333,6 +342,17 @@ def unit_centring(design: Design) -> dict[str, np.ndarray]:
     return {f.column: _weights(f.information[f.free], spread[f.column]) for f in _unit_facets(design)}
 
 
+def shared_centring(design: Design) -> dict[str, np.ndarray]:
+    """Which contrasts of the shared template (``tmpl``) and order (``ords``) effects :func:`build_model` draws
+    centred (1.0) or non-centred (0.0) for this design, unless told to draw them non-centred."""
+    info = _information(design, deviation_spread(design))
+    out = {}
+    for family, labels, key in (("tmpl", design.templates, "t"), ("ords", design.orders, "o")):
+        h = _zero_sum_basis(_method_of(labels))
+        out[family] = _shared_weights(h, info[key]) if h.shape[1] else np.zeros(0)
+    return out
+
+
 def _zero_sum_layout(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Of elements grouped by ``codes``: the positions of the free ones (all but the last of each group) and the
     last position of each group (code order)."""
@@ -471,12 +491,24 @@ def _zero_sum_effects(name: str, dim: str, labels: list[str], information: np.nd
 
     Drawn as partially non-centred contrasts in the basis of :func:`_zero_sum_basis`, each weighted by the
     information along its direction (``sum_i h_i^2 I_i`` for a diagonal Fisher information).
+
+    Their SD rests on a few contrasts (a method has a handful of wordings and orders), so where the effects are small
+    against their answers' noise its posterior reaches towards zero, and centred contrasts make a funnel there that
+    the information cannot foresee: on the 4-model real-shaped study of 6,000 answers (``bench/fit.py --part
+    real-coverage``, 4 units, information 43.5 per order contrast, centred) every divergence sat at small
+    ``sigma_ord`` (seed 1: 15, their median 0.027 against 0.158 over all draws), and seeds 0 and 1 missed the gate
+    even at target acceptance 0.99 (495 and 511 s). Judged at a lower spread they would be non-centred everywhere,
+    which on the paper-scale workload with 10 times the answers diverged at large ``sigma_ord`` and ``sigma_tmpl``
+    (its units share their effects, whose deviations' SDs sink to 0.004, so the answers pin the shared effects far
+    beyond the information assumed here). So the fit reads the divergences instead: at a funnel's neck it redraws
+    the family non-centred (``build_model(non_centred=...)``, in ``fit_to_gate``'s retry loop); both seeds then
+    passed with none (281 and 309 s, the first attempt included).
     """
     groups = _method_of(labels)
     h = _zero_sum_basis(groups)
     if h.shape[1] == 0:  # every method seen at one level only
         return pm.Deterministic(name, pt.zeros(len(labels)), dims=dim)
-    weights = _weights((h**2).T @ information, 0.5)  # prior spread 0.5, as sigma's half-normal scale
+    weights = _shared_weights(h, information)
     contrasts = _partially_centred(f"z_{name}", 0.0, sigma, weights, shape=h.shape[1])
     return pm.Deterministic(name, _zero_sum(contrasts, groups), dims=dim)
 
@@ -569,6 +601,12 @@ def _weights(information: np.ndarray, scale: float) -> np.ndarray:
 def _item_weights(h: np.ndarray, information: np.ndarray) -> np.ndarray:
     """Centring (:func:`_weights`, prior spread 0.5) of each item contrast (rows of ``h``'s columns) x method, from
     the items' ``information`` (items x methods, :func:`_information`)."""
+    return _weights((h**2).T @ information, 0.5)
+
+
+def _shared_weights(h: np.ndarray, information: np.ndarray) -> np.ndarray:
+    """Centring (:func:`_weights`, prior spread 0.5, as their SD's half-normal scale) of each shared template or
+    order contrast (columns of ``h``), from the levels' ``information`` (:func:`_information`)."""
     return _weights((h**2).T @ information, 0.5)
 
 
