@@ -46,7 +46,9 @@ Usage: python bench/fit.py [--part samplers scale demo large real real-coverage 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
+import io
 import json
 import os
 import resource
@@ -381,8 +383,10 @@ def part_real_coverage(replications: int, unit_effects: bool = True) -> dict[str
     rows, start = [], time.perf_counter()
     for seed in range(replications):
         study = simulate_real_shaped(seed=seed, **REAL_REPLICATION)
-        began = time.perf_counter()
-        fit = fit_study(study.responses, config=FitConfig(seed=seed, unit_effects=unit_effects))
+        began, said = time.perf_counter(), io.StringIO()
+        with contextlib.redirect_stderr(said):  # the fit's retry lines say what each retry changed
+            fit = fit_study(study.responses, config=FitConfig(seed=seed, unit_effects=unit_effects, progress=True))
+        retries = [line for line in said.getvalue().splitlines() if ": retrying " in line]
         figures = _real_figures(study, fit)
         rows.append(
             {
@@ -392,10 +396,11 @@ def part_real_coverage(replications: int, unit_effects: bool = True) -> dict[str
                 "divergences": fit.diagnostics["divergences"],
                 "draws": fit.diagnostics["draws"],
                 "target_accept": fit.diagnostics["target_accept"],
-                "retried": _retried(fit.diagnostics),
+                "retried": bool(retries),
+                "redrawn_non_centred": sum("non-centred" in line for line in retries),
             }
         )
-        print(seed, json.dumps(rows[-1]), flush=True)
+        print(seed, json.dumps(rows[-1]), *(f"  {line}" for line in retries), sep=" ", flush=True)
     cells = sum(r["gap_cells"] for r in rows)
     compared = sum(r["gap_cells_compared"] for r in rows)
     outside = pd.DataFrame([r["ppc_share_outside"] for r in rows])
@@ -411,6 +416,7 @@ def part_real_coverage(replications: int, unit_effects: bool = True) -> dict[str
         "gate_passed_share": round(float(np.mean([r["passed"] for r in rows])), 3),
         "divergences_total": int(sum(r["divergences"] for r in rows)),
         "retried_share": round(float(np.mean([r["retried"] for r in rows])), 3),
+        "redrawn_non_centred_share": round(float(np.mean([r["redrawn_non_centred"] > 0 for r in rows])), 3),
         "seconds_per_replication": round((time.perf_counter() - start) / replications, 1),
     }
 
