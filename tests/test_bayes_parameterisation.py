@@ -11,9 +11,9 @@ from scipy import stats
 from bias_validity.psychometrics.bayes import index_design, simulate_study
 from bias_validity.psychometrics.bayes.deviation_spread import deviation_spread
 from bias_validity.psychometrics.bayes.model import (
+    _contrast_weights,
     _correlated_effects,
     _information,
-    _item_weights,
     _ordinal_offsets,
     _partially_centred,
     _ragged_contrasts,
@@ -74,7 +74,7 @@ def test_shared_wording_effects_of_units_that_answer_alike_are_centred_by_the_nu
 def test_item_effects_are_centred_only_when_the_data_pin_them_down():
     for reps, centred in ((1, 0.0), (40, 1.0)):
         d = _design(reps)
-        w = _item_weights(_zero_sum_basis(d.item_traits()), _information(d, deviation_spread(d))["item"])
+        w = _contrast_weights(_zero_sum_basis(d.item_traits()), _information(d, deviation_spread(d))["item"])
         binary = [d.methods.index(m) for m in ("implicit", "ablated")]
         assert (w[:, binary] == centred).all()
 

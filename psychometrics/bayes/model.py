@@ -125,7 +125,7 @@ def build_model(
         # orthonormal basis of the zero-sum subspace: iid rows y ~ MvNormal(0, Sigma) give b = H y the law of centred
         # iid MvNormal effects, without the prior-only direction that centring afterwards leaves to the sampler
         if h_item.shape[1]:
-            y_item = _correlated_effects(chol, _item_weights(h_item, info["item"]), d.methods)
+            y_item = _correlated_effects(chol, _contrast_weights(h_item, info["item"]), d.methods)
             effects = _zero_sum(y_item, traits) * d.item_mask()
         else:  # one item per trait: no item effects
             effects = pt.zeros((len(d.items), n_m))
@@ -349,7 +349,7 @@ def shared_centring(design: Design) -> dict[str, np.ndarray]:
     out = {}
     for family, labels, key in (("tmpl", design.templates, "t"), ("ords", design.orders, "o")):
         h = _zero_sum_basis(_method_of(labels))
-        out[family] = _shared_weights(h, info[key]) if h.shape[1] else np.zeros(0)
+        out[family] = _contrast_weights(h, info[key]) if h.shape[1] else np.zeros(0)
     return out
 
 
@@ -478,7 +478,7 @@ def _zero_sum_basis(groups: list[str]) -> np.ndarray:
     """Orthonormal basis ``H`` (n x (n - groups)) of the vectors that sum to zero within each group: the columns of
     the linear map :func:`_zero_sum` (``H y``), so ``H H'`` is the centring projection ``x - mean(x over the
     group)``; a group of one member has no column. The model applies the map itself; ``H`` gives each contrast's
-    information (:func:`_item_weights`).
+    information (:func:`_contrast_weights`).
     """
     free = len(groups) - len(set(groups))
     if free == 0:
@@ -508,7 +508,7 @@ def _zero_sum_effects(name: str, dim: str, labels: list[str], information: np.nd
     h = _zero_sum_basis(groups)
     if h.shape[1] == 0:  # every method seen at one level only
         return pm.Deterministic(name, pt.zeros(len(labels)), dims=dim)
-    weights = _shared_weights(h, information)
+    weights = _contrast_weights(h, information)
     contrasts = _partially_centred(f"z_{name}", 0.0, sigma, weights, shape=h.shape[1])
     return pm.Deterministic(name, _zero_sum(contrasts, groups), dims=dim)
 
@@ -598,15 +598,10 @@ def _weights(information: np.ndarray, scale: float) -> np.ndarray:
     return (x / (x + 1.0) >= 0.9).astype(float)
 
 
-def _item_weights(h: np.ndarray, information: np.ndarray) -> np.ndarray:
-    """Centring (:func:`_weights`, prior spread 0.5) of each item contrast (rows of ``h``'s columns) x method, from
-    the items' ``information`` (items x methods, :func:`_information`)."""
-    return _weights((h**2).T @ information, 0.5)
-
-
-def _shared_weights(h: np.ndarray, information: np.ndarray) -> np.ndarray:
-    """Centring (:func:`_weights`, prior spread 0.5, as their SD's half-normal scale) of each shared template or
-    order contrast (columns of ``h``), from the levels' ``information`` (:func:`_information`)."""
+def _contrast_weights(h: np.ndarray, information: np.ndarray) -> np.ndarray:
+    """Centring (:func:`_weights`, prior spread 0.5) of each zero-sum contrast (columns of ``h``), from the levels'
+    ``information`` (:func:`_information`): items' (items x methods, one weight per contrast x method) or shared
+    templates' and orders' (one per contrast)."""
     return _weights((h**2).T @ information, 0.5)
 
 
