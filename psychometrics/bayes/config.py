@@ -84,6 +84,12 @@ class FitConfig:
         if not 0 < self.target_accept < 1:
             raise ValueError(f"target_accept must lie strictly between 0 and 1; got {self.target_accept}")
 
+    @property
+    def fused(self) -> bool:
+        """Whether the sampler's backend runs the model's fused cell kernels (``build_model(fused=...)``): numba
+        (nutpie) and PyTensor's C backend (PyMC) do; JAX (numpyro) has no implementation of them."""
+        return self.sampler != "numpyro"
+
     def retry(self, divergences: int = 0) -> FitConfig | None:
         """The settings of the next attempt after a fit that missed the gate, or None when there is none.
 

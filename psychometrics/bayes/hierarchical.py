@@ -349,14 +349,14 @@ def fit_hierarchical(
     unknown = sorted({u for pair in base_tuned for u in pair} - known)
     if unknown:
         raise ValueError(f"base_tuned names unknown unit(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
-    model = build_model(design)
+    model = build_model(design, fused=config.fused)
     gated = fit_to_gate(
         model,
         design,
         config,
         base_tuned=base_tuned,
         reversed_order=reversed_order,
-        rebuild=lambda non_centred: build_model(design, non_centred=non_centred),
+        rebuild=lambda non_centred: build_model(design, non_centred=non_centred, fused=config.fused),
     )
     table, run = gated.table, gated.run
     label_cols = ["quantity", columns.unit, columns.trait, columns.method]

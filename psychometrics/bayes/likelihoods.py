@@ -12,22 +12,55 @@ posterior predictive) are the exact binomial and multinomial draws.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
 import numpy as np
 from scipy.special import expit
 
 from bias_validity.psychometrics.bayes._pymc import pm, pt
+from bias_validity.psychometrics.bayes.cell_kernels import binomial_cells, cumulative_cells
 
-__all__ = ["binomial_logit", "cumulative_logit_counts"]
+__all__ = ["Gathered", "binomial_logit", "cumulative_logit_counts"]
+
+#: Effects concatenated into one vector and, per cell, the positions in it whose sum is the cell's linear predictor.
+Gathered = tuple[pt.TensorVariable, np.ndarray]
 
 
-def binomial_logit(name: str, n: object, eta: object, observed: object) -> pt.TensorVariable:
-    """``k ~ Binomial(n, logistic(eta))`` with log-density ``k eta - n log(1 + e^eta)`` (up to ``log C(n, k)``)."""
-    return pm.CustomDist(name, n, eta, logp=_binomial_logp, random=_binomial_random, observed=observed, dtype="int64")
+def binomial_logit(
+    name: str, n: object, eta: object, observed: object, gathered: Gathered | None = None
+) -> pt.TensorVariable:
+    """``k ~ Binomial(n, logistic(eta))`` with log-density ``k eta - n log(1 + e^eta)`` (up to ``log C(n, k)``).
+
+    With ``gathered`` (``theta``, ``idx``: ``eta`` is the sum of ``theta`` at each row of ``idx``), the log-density
+    is :func:`bias_validity.psychometrics.bayes.cell_kernels.binomial_cells`, one fused pass over the cells; ``eta``
+    then serves forward draws only."""
+    if gathered is None:
+        return pm.CustomDist(
+            name, n, eta, logp=_binomial_logp, random=_binomial_random, observed=observed, dtype="int64"
+        )
+    theta, idx = gathered
+    return pm.CustomDist(
+        name,
+        n,
+        eta,
+        theta,
+        pt.as_tensor_variable(idx),
+        logp=_fused_binomial_logp,
+        random=_without_gathered(_binomial_random),
+        signature="(),(),(p),(j)->()",
+        observed=observed,
+        dtype="int64",
+    )
 
 
 def cumulative_logit_counts(
-    name: str, answers: np.ndarray, cut: object, method: np.ndarray, eta: object, observed: object
+    name: str,
+    answers: np.ndarray,
+    cut: object,
+    method: np.ndarray,
+    eta: object,
+    observed: object,
+    gathered: Gathered | None = None,
 ) -> pt.TensorVariable:
     """Counts over ordered answers, ``Multinomial(n, p)`` with ``P(y <= j) = logistic(cut_{r,j} - eta)``.
 
@@ -46,9 +79,26 @@ def cumulative_logit_counts(
     ``[l < L] (x_l - s_l) - [l > 1] s_{l-1} + [1 < l < L] log(1 - e^{cut_{r,l-1} - cut_{r,l}})``, gathered at its
     level: two softplus terms instead of ``L - 1`` (on the 25,000-answer real-shaped study, where 95% of the Likert
     cells hold one answer, a leapfrog step took 1.69 ms instead of 2.17). The multinomial coefficient of such a
-    cell is 1, so both forms are the same density.
+    cell is 1, so both forms are the same density. With ``gathered`` (as :func:`binomial_logit`'s), the log-density is
+    :func:`bias_validity.psychometrics.bayes.cell_kernels.cumulative_cells`, which skips the terms without answers.
     """
     rows = np.asarray(method, dtype="int64")
+    if gathered is not None:
+        theta, idx = gathered
+        return pm.CustomDist(
+            name,
+            np.asarray(answers, dtype="int64"),
+            eta,
+            cut,
+            pt.arange(cut.type.shape[1] + 1),
+            theta,
+            pt.as_tensor_variable(idx),
+            logp=functools.partial(_fused_cumulative_logp, rows=rows),
+            random=_without_gathered(functools.partial(_cumulative_random, rows=rows)),
+            signature="(),(),(r,t),(l),(p),(j)->(l)",
+            observed=observed,
+            dtype="int64",
+        )
     return pm.CustomDist(
         name,
         np.asarray(answers, dtype="int64"),
@@ -65,6 +115,25 @@ def cumulative_logit_counts(
 
 def _binomial_logp(value: pt.TensorVariable, n: pt.TensorVariable, eta: pt.TensorVariable) -> pt.TensorVariable:
     return value * eta - n * pt.softplus(eta)
+
+
+def _without_gathered(random: Callable) -> Callable:
+    """Forward draws read ``eta``; its gathered copy (the last two parameters) serves the log-density only."""
+
+    def draw(*params: np.ndarray, rng: np.random.Generator, size: tuple | None) -> np.ndarray:
+        return random(*params[:-2], rng=rng, size=size)
+
+    return draw
+
+
+def _fused_binomial_logp(
+    value: pt.TensorVariable,
+    n: pt.TensorVariable,
+    eta: pt.TensorVariable,
+    theta: pt.TensorVariable,
+    idx: pt.TensorVariable,
+) -> pt.TensorVariable:
+    return binomial_cells(theta[(0,) * (theta.ndim - 1)], idx, value, n)[0]
 
 
 def _binomial_random(n: np.ndarray, eta: np.ndarray, rng: np.random.Generator, size: tuple | None) -> np.ndarray:
@@ -93,6 +162,23 @@ def _cumulative_logp(
     out = pt.zeros(eta.shape[0])
     out = pt.set_subtensor(out[one_idx], _one_answer_logp(level[one_idx], eta[one_idx], cut, rows[one_idx]))
     return pt.set_subtensor(out[many_idx], _counts_logp(value[many_idx], eta[many_idx], cut, rows[many_idx]))
+
+
+def _fused_cumulative_logp(
+    value: pt.TensorVariable,
+    n: pt.TensorVariable,
+    eta: pt.TensorVariable,
+    cut: pt.TensorVariable,
+    levels: pt.TensorVariable,
+    theta: pt.TensorVariable,
+    idx: pt.TensorVariable,
+    *,
+    rows: np.ndarray,
+) -> pt.TensorVariable:
+    cut = cut[(0,) * (cut.ndim - 2)]  # the cells' batch dimensions reach the table as leading 1s
+    theta = theta[(0,) * (theta.ndim - 1)]
+    log_gaps = pt.log1mexp(cut[:, :-1] - cut[:, 1:])
+    return cumulative_cells(theta, idx, value, cut, log_gaps, rows)[0]
 
 
 def _counts_logp(

@@ -16,13 +16,18 @@ import pandas as pd
 from bias_validity.psychometrics.bayes._pymc import pm, pt
 from bias_validity.psychometrics.bayes.design import Design
 from bias_validity.psychometrics.bayes.deviation_spread import deviation_spread
-from bias_validity.psychometrics.bayes.likelihoods import binomial_logit, cumulative_logit_counts
+from bias_validity.psychometrics.bayes.likelihoods import Gathered, binomial_logit, cumulative_logit_counts
 
 __all__ = ["build_model", "shared_centring"]
 
 
 def build_model(
-    design: Design, *, lkj_eta: float = 2.0, prior_scale: float = 1.0, non_centred: Collection[str] = ()
+    design: Design,
+    *,
+    lkj_eta: float = 2.0,
+    prior_scale: float = 1.0,
+    non_centred: Collection[str] = (),
+    fused: bool = True,
 ) -> pm.Model:
     """Build the joint hierarchical model of one study.
 
@@ -40,6 +45,10 @@ def build_model(
         Families of shared effects drawn non-centred whatever information their answers carry: ``"tmpl"``
         (templates), ``"ords"`` (orders). What a fit asks for after divergences at the neck of their funnel
         (:func:`bias_validity.psychometrics.bayes.funnels.funnel_necks`); the model is the same, its geometry not.
+    fused : bool, default True
+        Evaluate the count cells' log-density with the fused kernels of
+        :mod:`bias_validity.psychometrics.bayes.cell_kernels` (numba: nutpie's and PyMC's samplers); False keeps
+        PyTensor's own graph, which JAX backends (numpyro) need. The same density either way.
 
     Returns
     -------
@@ -132,9 +141,9 @@ def build_model(
         b_item = pm.Deterministic("b_item", effects, dims=("item", "method"))
         flat_item = b_item.flatten()
 
-        def item_effect(cells: pd.DataFrame) -> pt.TensorVariable:
+        def item_positions(cells: pd.DataFrame) -> np.ndarray:
             # one flat index, not an (item, method) pair: a 1-d gather's gradient is a plain loop (3% faster)
-            return flat_item[cells["i"].to_numpy(dtype=int) * n_m + cells["k_m"].to_numpy(dtype=int)]
+            return cells["i"].to_numpy(dtype=int) * n_m + cells["k_m"].to_numpy(dtype=int)
 
         # template and order effects sum to zero within each method, in the same way (a method with one level has
         # none: its level is the method mean)
@@ -145,12 +154,18 @@ def build_model(
         ords = _zero_sum_effects("ords", "order", d.orders, shared["ords"], sigma_ord)
         unit = _unit_effects(d, spread, prior_scale, {"ut": tmpl, "uo": ords, "ui": flat_item})
 
-        def shared_and_own(cells: pd.DataFrame) -> pt.TensorVariable:
-            """Template, order and item effects of each cell: the shared ones plus its unit's own deviations."""
-            eta = item_effect(cells) + tmpl[cells["t"].to_numpy().astype(int)] + ords[cells["o"].to_numpy().astype(int)]
-            for column, effect in unit.items():
-                eta = eta + effect[cells[column].to_numpy().astype(int)]
-            return eta
+        def predictor(cells: pd.DataFrame, mean: pt.TensorVariable) -> tuple[pt.TensorVariable, Gathered | None]:
+            """Each cell's linear predictor: its group's mean, the shared template, order and item effects and its
+            unit's own deviations from them; and the same sum as a :data:`Gathered` for the fused kernels."""
+            parts = [
+                (mean, cells["g"].to_numpy()),
+                (flat_item, item_positions(cells)),
+                (tmpl, cells["t"].to_numpy()),
+                (ords, cells["o"].to_numpy()),
+                *((effect, cells[column].to_numpy()) for column, effect in unit.items()),
+            ]
+            eta = sum(effect[positions.astype(int)] for effect, positions in parts)
+            return eta, _gathered(parts) if fused else None
 
         if len(d.binary):
             b = d.binary
@@ -161,10 +176,10 @@ def build_model(
             pooled = _pooled(g_method)  # a method measured in one group has no spread: its mean is the method's
             offset = _partially_centred("z_b", beta[g_method], tau_b[g_method], _weights(info["gb"], 1.0) * pooled)
             mu_b = pm.Deterministic("mu_b", beta[g_method] + pooled * offset)
-            eta = mu_b[b["g"].to_numpy()] + shared_and_own(b)
+            eta, parts = predictor(b, mu_b)
             k = pm.Data("k", b["k"].to_numpy(dtype="int64"))
             n = pm.Data("n", b["n"].to_numpy(dtype="int64"))
-            binomial_logit("y_binary", n, eta, observed=k)
+            binomial_logit("y_binary", n, eta, observed=k, gathered=parts)
 
         if len(d.ordinal):
             o = d.ordinal
@@ -188,14 +203,16 @@ def build_model(
             # the same variable are iid and unsorted. Sorting is the identity on ordered values and turns iid draws
             # into the ordered prior's law (the order statistics), so both paths see one prior
             cut = pm.Deterministic("cut", pt.sort(cut_ordered, axis=-1))
-            eta = mu_o[o["g"].to_numpy()] + shared_and_own(o)
+            eta, parts = predictor(o, mu_o)
             counts = pm.Data("likert_counts", d.ordinal_counts.astype("int64"))
             if set(d.ordinal_methods) & set(d.unit_methods):  # each unit its own spacing of the cutpoints
                 cut_unit = _unit_cutpoints(d, cut, prior_scale)
                 rows = o["c_um"].to_numpy()
             else:
                 cut_unit, rows = cut, o["c_m"].to_numpy()
-            cumulative_logit_counts("y_likert", d.ordinal_counts.sum(axis=1), cut_unit, rows, eta, observed=counts)
+            cumulative_logit_counts(
+                "y_likert", d.ordinal_counts.sum(axis=1), cut_unit, rows, eta, observed=counts, gathered=parts
+            )
 
         # a score method seen on one item only measures no item effect (and its lone score per group would make
         # the Gaussian likelihood unbounded as sigma -> 0), so it is left out
@@ -207,10 +224,20 @@ def build_model(
             # every score, and under a half-normal the noise SD then sinks to zero, a funnel that made all the
             # demo's divergences (their median sigma_s 0.05 against 0.69 over all draws, the embedding method's)
             sigma_s = pm.Gamma("sigma_s", alpha=2.0, beta=2.0 / prior_scale, shape=len(d.score_methods))
-            mu_s = a_s[s["g"].to_numpy()] + item_effect(s)
+            mu_s = a_s[s["g"].to_numpy()] + flat_item[item_positions(s)]
             z = pm.Data("score_z", s["z"].to_numpy(dtype=float))
             pm.Normal("y_score", mu_s, sigma_s[s[d.columns.method].map(sm).to_numpy()], observed=z)
     return model
+
+
+def _gathered(parts: list[tuple[pt.TensorVariable, np.ndarray]]) -> Gathered:
+    """Effect vectors and each cell's position in each, as one vector and each cell's positions in it."""
+    sizes = [effect.type.shape[0] or int(effect.shape[0].eval()) for effect, _ in parts]  # static where known
+    offsets = np.cumsum([0, *sizes[:-1]])
+    idx = np.column_stack(
+        [positions.astype("int64") + offset for (_, positions), offset in zip(parts, offsets, strict=True)]
+    )
+    return pt.concatenate([effect for effect, _ in parts]), idx
 
 
 def _unit_effects(
