@@ -9,7 +9,8 @@ Parts (run all by default; select with --part):
   repetitions; each model's own deviations unless ``--shared-only``) fitted on aggregated cells with the default
   settings until it passes the gate (retried as a fit is),
   with min-ESS per second of wall time (compile included), the figures above, the model's free values and the time
-  of one gradient (so wall = compile + chains x iterations x steps x gradient / cores can be read off); the same
+  of one gradient (so wall = compile + chains x iterations x steps x gradient / cores can be read off; on PyTensor's
+  graph too, ``gradient_ms_graph``, the fused cell kernels' baseline); the same
   at 10x repetitions; and a naive per-trial model
   (one Bernoulli / categorical term per answer, same parameters, same sampler, shorter chains; ``--naive-draws 0``
   skips it).
@@ -26,7 +27,8 @@ Parts (run all by default; select with --part):
   memory), otherwise the defaults: wall
   time, draws, gate, peak memory, the saved fit's size, the predictive check's share of groups outside per method,
   how many of the 12 posterior new-item gaps' HDIs cover the truth and how many agree with the classical
-  item-cluster gap within 2 combined standard errors.
+  item-cluster gap within 2 combined standard errors; and the time of one gradient of its model with the fused cell
+  kernels and on PyTensor's graph (``build_model(fused=False)``, the baseline), in the same process.
 - ``real-coverage``: ``--replications`` (20) smaller real-shaped studies (40 items per dimension, 10 wordings, 6,000
   answers), each fitted with the defaults (with or without ``--shared-only``): coverage of the truth by the 95%
   new-item gap HDIs, the share of gaps agreeing with the classical ones, the predictive check's shares outside.
@@ -157,7 +159,7 @@ def _fit(design, *, sampler="nutpie", draws=1000, tune=1000, chains=4, model=Non
     (:func:`bias_validity.psychometrics.bayes.summarise_fit`, through :func:`fit_to_gate`)."""
     config = FitConfig(sampler=sampler, draws=draws, tune=tune, chains=chains, seed=1, max_draws=None)
     cpu: list[float] = []
-    model = build_model(design) if model is None else model
+    model = build_model(design, fused=config.fused) if model is None else model
     gated = fit_to_gate(model, design, config, run_sampler=_timed_sampler(cpu))
     return _figures(gated, cpu)
 
@@ -228,6 +230,7 @@ def part_scale(naive_draws: int, unit_effects: bool = True) -> dict[str, object]
         "cells": len(design.binary) + len(design.ordinal) + len(design.scores),
         "free_values": int(sum(np.size(v) for v in model.initial_point().values())),
         "gradient_ms": _gradient_ms(model),
+        "gradient_ms_graph": _gradient_ms(build_model(design, fused=False)),
         "trials": int(design.binary["n"].sum() + design.ordinal_counts.sum()),
         "time_ratio_10x_reps": round(agg10["wall_to_gate_s"] / agg["wall_to_gate_s"], 2),
     }
@@ -355,8 +358,12 @@ def part_real(seed: int = 0, unit_effects: bool = True) -> dict[str, object]:
     with tempfile.TemporaryDirectory() as tmp:
         size_mb = fit.save(Path(tmp) / "fit.nc").stat().st_size / 2**20
     diag = fit.diagnostics
+    fused, graph = (_gradient_ms(build_model(fit.design, fused=f)) for f in (True, False))
     return {
         "answers": len(study.responses),
+        "gradient_ms": fused,
+        "gradient_ms_graph": graph,
+        "gradient_ratio_graph_to_fused": round(graph / fused, 2),
         "wall_s": round(wall, 1),
         "sampling_s": round(fit.seconds, 1),
         "draws": diag["draws"],
