@@ -83,34 +83,15 @@ def cumulative_logit_counts(
     :func:`bias_validity.psychometrics.bayes.cell_kernels.cumulative_cells`, which skips the terms without answers.
     """
     rows = np.asarray(method, dtype="int64")
-    if gathered is not None:
-        theta, idx = gathered
-        return pm.CustomDist(
-            name,
-            np.asarray(answers, dtype="int64"),
-            eta,
-            cut,
-            pt.arange(cut.type.shape[1] + 1),
-            theta,
-            pt.as_tensor_variable(idx),
-            logp=functools.partial(_fused_cumulative_logp, rows=rows),
-            random=_without_gathered(functools.partial(_cumulative_random, rows=rows)),
-            signature="(),(),(r,t),(l),(p),(j)->(l)",
-            observed=observed,
-            dtype="int64",
-        )
-    return pm.CustomDist(
-        name,
-        np.asarray(answers, dtype="int64"),
-        eta,
-        cut,
-        pt.arange(cut.type.shape[1] + 1),
-        logp=functools.partial(_cumulative_logp, rows=rows, one=answers == 1),
-        random=functools.partial(_cumulative_random, rows=rows),
-        signature="(),(),(r,t),(l)->(l)",
-        observed=observed,
-        dtype="int64",
-    )
+    params = (np.asarray(answers, dtype="int64"), eta, cut, pt.arange(cut.type.shape[1] + 1))
+    random = functools.partial(_cumulative_random, rows=rows)
+    if gathered is None:
+        logp, signature = functools.partial(_cumulative_logp, rows=rows, one=answers == 1), "(),(),(r,t),(l)->(l)"
+    else:
+        params = (*params, gathered[0], pt.as_tensor_variable(gathered[1]))
+        logp, signature = functools.partial(_fused_cumulative_logp, rows=rows), "(),(),(r,t),(l),(p),(j)->(l)"
+        random = _without_gathered(random)
+    return pm.CustomDist(name, *params, logp=logp, random=random, signature=signature, observed=observed, dtype="int64")
 
 
 def _binomial_logp(value: pt.TensorVariable, n: pt.TensorVariable, eta: pt.TensorVariable) -> pt.TensorVariable:
