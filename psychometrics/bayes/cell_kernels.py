@@ -167,16 +167,14 @@ def _cumulative_grad_kernel(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:class:`CumulativeCells`' gradient, weighted by ``g``, in the effects, the cutpoints and the log gaps."""
     levels = counts.shape[1]
-    g_theta, g_cut, g_gaps = np.zeros(size), np.zeros((cut_rows, levels - 1)), np.zeros((cut_rows, levels - 2))
+    g_cut, g_gaps = np.zeros((cut_rows, levels - 1)), np.zeros((cut_rows, levels - 2))
     for c in range(idx.shape[0]):
         w, r = g[c], rows[c]
-        for j in range(idx.shape[1]):
-            g_theta[idx[c, j]] += w * d_eta[c]
         for j in range(levels - 1):
             g_cut[r, j] += w * d_cut[c, j]
         for j in range(1, levels - 1):
             g_gaps[r, j - 1] += w * counts[c, j]
-    return g_theta, g_cut, g_gaps
+    return _scatter_kernel(g * d_eta, idx, size), g_cut, g_gaps
 
 
 class CumulativeCellsGrad(Op):
@@ -197,8 +195,8 @@ class CumulativeCellsGrad(Op):
 
 
 class ScatterCells(Op):
-    """``out = zeros_like(like); out[idx[c, j]] += weights[c]``: the gradient of :class:`BinomialCells`' and
-    :class:`CumulativeCells`' gathered sums in the effects."""
+    """``out = zeros_like(like); out[idx[c, j]] += weights[c]``: the gradient of :class:`BinomialCells`' gathered
+    sums in the effects (:class:`CumulativeCellsGrad` scatters its own with the same kernel)."""
 
     __props__ = ()
 
