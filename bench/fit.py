@@ -15,17 +15,19 @@ Parts (run all by default; select with --part):
   (one Bernoulli / categorical term per answer, same parameters, same sampler, shorter chains; ``--naive-draws 0``
   skips it).
 - ``demo``: the demo store (``--store``, written by ``bias-validity demo``) fitted with the toolkit's defaults on
-  seeds 0-4: per seed wall time, draws per chain, min bulk/tail ESS of the identified quantities, the gate and
-  which quantities were labelled not identified.
+  seeds 0-4: per seed wall time, draws per chain, each retry's line (what failed, what the retry changed), min
+  bulk/tail ESS of the identified quantities, the gate and which quantities were labelled not identified.
 - ``large``: a simulated large imported study (4 models x 8 dimensions x 100 items x 15 templates x 2 binary methods,
   one answer in a random quarter of the cells: about 24,000 answers) fitted to the gate with the defaults, with
   the time in sampling (compile and NUTS, every attempt) apart from the rest and the process's peak memory.
-- ``real``: a study shaped like published ones (:func:`bias_validity.simulate.real_shaped.simulate_real_shaped`: 4
-  base and tuned models x 3 dimensions x 280 items x 15 wordings x 2 methods, 25,000 answers, most cells holding
+- ``real``: a study (one per ``--real-seeds``, 0 by default; peak memory is the process's so far) shaped like
+  published ones (:func:`bias_validity.simulate.real_shaped.simulate_real_shaped`: 4 base and tuned models x 3
+  dimensions x 280 items x 15 wordings x 2 methods, 25,000 answers, most cells holding
   one, models reacting to wordings and items in their own ways) fitted with ``fit_study`` with each model's own
   deviations (``unit_effects``; ``--shared-only`` without, the baseline: run each in its own process for its peak
   memory), otherwise the defaults: wall
-  time, draws, gate, peak memory, the saved fit's size, the predictive check's share of groups outside per method,
+  time, draws, target acceptance, each retry's line, gate, peak memory, the saved fit's size, the predictive
+  check's share of groups outside per method,
   how many of the 12 posterior new-item gaps' HDIs cover the truth and how many agree with the classical
   item-cluster gap within 2 combined standard errors; and the time of one gradient of its model with the fused cell
   kernels and on PyTensor's graph (``build_model(fused=False)``, the baseline), in the same process.
@@ -42,7 +44,7 @@ compiled model reused with new data).
 
 The last line printed is one JSON object with every figure, as ratios where a baseline exists.
 Usage: python bench/fit.py [--part samplers scale demo large real real-coverage coverage] [--studies 100]
-       [--replications 20] [--shared-only] [--store demo/study.sqlite]
+       [--replications 20] [--real-seeds 0 1] [--shared-only] [--store demo/study.sqlite]
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ import io
 import json
 import os
 import resource
+import sys
 import time
 
 import numpy as np
@@ -242,29 +245,41 @@ def part_scale(naive_draws: int, unit_effects: bool = True) -> dict[str, object]
     return out
 
 
-def _retried(diagnostics: dict[str, object]) -> bool:
-    """Whether a fit took more than one attempt: a retry doubles the draws, or after divergences keeps them and raises
-    the target acceptance (:meth:`FitConfig.retry`)."""
-    first = FitConfig()
-    return (diagnostics["draws"], diagnostics["target_accept"]) != (first.draws, first.target_accept)
+class _Echo(io.StringIO):
+    """Keeps what is written and passes it on to the real stderr."""
+
+    def write(self, text: str) -> int:
+        sys.__stderr__.write(text)
+        return super().write(text)
+
+
+def _fit_study_saying_retries(responses, config: FitConfig, *, echo: bool = True):
+    """``fit_study`` with the fit's own lines on stderr (``config.progress``), returning the fit and its retry lines
+    ("tail ESS 124 on sc[...]: retrying with 2000 draws"): one per attempt after the first, whatever it changed
+    (draws, target, or which effects are drawn non-centred, which the fit's diagnostics do not record)."""
+    from bias_validity.analyses.fit import fit_study
+
+    said = _Echo() if echo else io.StringIO()
+    with contextlib.redirect_stderr(said):
+        fit = fit_study(responses, config=dataclasses.replace(config, progress=True))
+    return fit, [line for line in said.getvalue().splitlines() if ": retrying " in line]
 
 
 def part_demo(store: str, seeds: int) -> dict[str, object]:
-    from bias_validity.analyses.fit import fit_study
     from bias_validity.analyses.study import read_study
 
     study = read_study(store)
     out = {}
     for seed in range(seeds):
         start = time.perf_counter()
-        fit = fit_study(study, config=FitConfig(seed=seed))
+        fit, retries = _fit_study_saying_retries(study, FitConfig(seed=seed), echo=False)
         labels = fit.quantities.loc[~fit.quantities["identified"], ["quantity", "model", "dimension", "method"]]
         diag = fit.diagnostics
         out[seed] = {
             "wall_s": round(time.perf_counter() - start, 1),
             "draws": diag["draws"],
             "target_accept": diag["target_accept"],
-            "retried": _retried(diag),
+            "retries": retries,
             "passed": diag["passed"],
             "min_ess_bulk": round(diag["min_ess_bulk"]),
             "min_ess_tail": round(diag["min_ess_tail"]),
@@ -278,7 +293,7 @@ def part_demo(store: str, seeds: int) -> dict[str, object]:
         "seeds": out,
         "passed": sum(r["passed"] for r in out.values()),
         "max_wall_s": max(walls),
-        "retries": sum(r["retried"] for r in out.values()),
+        "retries": sum(len(r["retries"]) for r in out.values()),
     }
 
 
@@ -347,12 +362,11 @@ def part_real(seed: int = 0, unit_effects: bool = True) -> dict[str, object]:
     import tempfile
     from pathlib import Path
 
-    from bias_validity.analyses.fit import fit_study
     from bias_validity.simulate.real_shaped import simulate_real_shaped
 
     study = simulate_real_shaped(seed=seed)
     start = time.perf_counter()
-    fit = fit_study(study.responses, config=FitConfig(progress=True, unit_effects=unit_effects))
+    fit, retries = _fit_study_saying_retries(study.responses, FitConfig(unit_effects=unit_effects))
     wall = time.perf_counter() - start
     peak_gb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # kilobytes on Linux
     with tempfile.TemporaryDirectory() as tmp:
@@ -367,6 +381,8 @@ def part_real(seed: int = 0, unit_effects: bool = True) -> dict[str, object]:
         "wall_s": round(wall, 1),
         "sampling_s": round(fit.seconds, 1),
         "draws": diag["draws"],
+        "target_accept": diag["target_accept"],
+        "retries": retries,
         "passed": diag["passed"],
         "min_ess_bulk": round(diag["min_ess_bulk"]),
         "divergences": diag["divergences"],
@@ -384,16 +400,15 @@ def part_real_coverage(replications: int, unit_effects: bool = True) -> dict[str
     """Replications of a smaller real-shaped study (:data:`REAL_REPLICATION`, seeds 0..N-1), each fitted by
     ``fit_study`` with the defaults: the share of the 95% new-item gap HDIs that cover the truth, of gaps that agree
     with the classical ones, the largest share of predictive-check groups outside per method, and the gate."""
-    from bias_validity.analyses.fit import fit_study
     from bias_validity.simulate.real_shaped import simulate_real_shaped
 
     rows, start = [], time.perf_counter()
     for seed in range(replications):
         study = simulate_real_shaped(seed=seed, **REAL_REPLICATION)
-        began, said = time.perf_counter(), io.StringIO()
-        with contextlib.redirect_stderr(said):  # the fit's retry lines say what each retry changed
-            fit = fit_study(study.responses, config=FitConfig(seed=seed, unit_effects=unit_effects, progress=True))
-        retries = [line for line in said.getvalue().splitlines() if ": retrying " in line]
+        began = time.perf_counter()
+        fit, retries = _fit_study_saying_retries(
+            study.responses, FitConfig(seed=seed, unit_effects=unit_effects), echo=False
+        )
         figures = _real_figures(study, fit)
         rows.append(
             {
@@ -506,6 +521,9 @@ def main() -> None:
         action="store_true",
         help="parts scale, real and real-coverage: fit without the models' own deviations (the baseline)",
     )
+    parser.add_argument(
+        "--real-seeds", nargs="+", type=int, default=[0], help="seeds of the real-shaped studies of part real"
+    )
     parser.add_argument("--replications", type=int, default=20, help="studies of part real-coverage")
     parser.add_argument("--naive-draws", type=int, default=300, help="draws of the naive per-trial fit (0: skip it)")
     args = parser.parse_args()
@@ -519,7 +537,7 @@ def main() -> None:
     if "large" in args.part:
         out["large"] = part_large()
     if "real" in args.part:
-        out["real"] = part_real(unit_effects=not args.shared_only)
+        out["real"] = {seed: part_real(seed, unit_effects=not args.shared_only) for seed in args.real_seeds}
     if "real-coverage" in args.part:
         out["real_coverage"] = part_real_coverage(args.replications, unit_effects=not args.shared_only)
     if "coverage" in args.part:
