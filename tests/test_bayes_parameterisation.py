@@ -13,14 +13,15 @@ from bias_validity.psychometrics.bayes.deviation_spread import deviation_spread
 from bias_validity.psychometrics.bayes.model import (
     _contrast_weights,
     _correlated_effects,
+    _family_spread,
     _information,
     _ordinal_offsets,
     _partially_centred,
     _ragged_contrasts,
     _ragged_zero_sum,
-    _weights,
     _zero_sum_basis,
     _zero_sum_layout,
+    shared_centring,
 )
 
 
@@ -35,6 +36,10 @@ def test_partially_centred_effects_keep_their_normal_prior(w):
     assert stats.kstest(standardised, "norm").pvalue > 0.001
 
 
+def _information_of(d):
+    return _information(d, deviation_spread(d), deviation_spread(d, reach=True))
+
+
 def _design(reps: int):
     """Two units sharing every effect (the units' own deviations are the subject of the tests that ask for them)."""
     sim = simulate_study(units=2, traits=2, items=3, templates=2, orders=2, reps=reps, seed=1)
@@ -43,7 +48,7 @@ def _design(reps: int):
 
 def test_information_counts_answers_per_effect():
     d = _design(reps=5)
-    info = _information(d, deviation_spread(d))
+    info = _information_of(d)
     # a binary group: 3 items x 2 templates x 2 orders x 5 answers, 1/4 each
     assert info["gb"].tolist() == [15.0] * len(d.binary_groups)
     assert info["go"].tolist() == [15.0] * len(d.ordinal_groups)
@@ -54,27 +59,52 @@ def test_information_counts_answers_per_effect():
     assert info["item"][0, d.methods.index("logprob")] == 2 * 2 * 2
 
 
-@pytest.mark.parametrize(("units", "centred"), [(2, 0.0), (6, 1.0)])
-def test_shared_wording_effects_of_units_that_answer_alike_are_centred_by_the_number_of_units(units, centred):
+@pytest.mark.parametrize("units", [2, 6])
+def test_a_shared_effect_is_informed_through_the_reach_of_the_units_deviations(units):
     """Units with their own deviations that answer alike (none drawn): each unit's 600 answers per wording (information
-    150) inform the shared effect through its deviation, whose SD the model takes to be 0.266 or more, so about 13
-    each; two units' 26 fall short of the 36 that centring asks at the prior's spread 0.5, six units' 77 do not."""
+    150) inform the shared effect only through its deviation, whose SD the answers cannot rule out up to its reach;
+    more units narrow the reach, and each adds its share."""
     sim = simulate_study(
         units=units, traits=2, items=6, templates=2, orders=2, reps=25, seed=1, ordinal_methods=(), score_methods=()
     )
     d = index_design(sim["binary"], unit_effects=True)
     assert d.unit_methods == ["ablated", "implicit"]
-    info = _information(d, deviation_spread(d))
-    for key, labels in (("t", d.templates), ("o", d.orders)):
-        h = _zero_sum_basis([label.split("|")[0] for label in labels])
-        assert _weights((h**2).T @ info[key], 0.5).tolist() == [centred] * h.shape[1]
-    assert info["t"][0] == pytest.approx(units / (1 / 150 + 0.266**2))
+    reach = deviation_spread(d, reach=True)
+    assert deviation_spread(d)["ut"] < 0.05 < reach["ut"] < (0.15 if units == 2 else 0.1)
+    assert _information_of(d)["t"][0] == pytest.approx(units / (1 / 150 + reach["ut"] ** 2))
+
+
+def test_family_spread_is_the_moment_estimate_within_the_priors_scale():
+    # contrasts 0.3 and -0.1 with noise variances 1/100 and 1/25: mean(0.09 - 0.01, 0.01 - 0.04) = 0.025
+    assert _family_spread(np.array([0.3, -0.1]), np.array([100.0, 25.0])) == pytest.approx(np.sqrt(0.025))
+    assert _family_spread(np.array([0.1, 0.0]), np.array([25.0, 25.0])) == 0.0  # within the noise
+    assert _family_spread(np.array([3.0, 9.0]), np.array([0.0, 100.0])) == 0.5  # uninformed left out; at most 0.5
+
+
+@pytest.mark.parametrize(("reps", "units", "form"), [(1, 2, "non-centred"), (4, 4, "partial"), (200, 6, "centred")])
+def test_shared_orders_are_centred_as_far_as_they_stand_clear_of_their_noise(reps, units, form):
+    """Order effects of SD 0.3 (two orders per method): answered by six units with 200 answers per cell they stand
+    clear of their noise (as on the paper-scale workload, centred without a divergence); by two units with one answer
+    per cell they are lost in it; by four units with four answers per cell in between, though their information (57
+    per contrast) would centre them at the prior's spread 0.5, as it centred the real-shaped studies of
+    ``bench/fit.py --part real-coverage``, where 8 of 12 then diverged at small sigma_ord."""
+    sim = simulate_study(units=units, traits=2, items=6, templates=3, orders=2, reps=reps, seed=4, score_methods=())
+    d = index_design(sim["binary"], ordinal=sim["ordinal"], unit_effects=True)
+    w = shared_centring(d)["ords"]
+    assert len(w) == 3
+    if form == "partial":  # the optimal partial centring at the spread the levels' logits show
+        info = (_zero_sum_basis([o.split("|")[0] for o in d.orders]) ** 2).T @ _information_of(d)["o"]
+        assert info == pytest.approx(57.2, abs=0.1)
+        x = w / (1 - w) / info  # the spread^2 the weight was judged at: I s^2 = w / (1 - w)
+        assert 0.1 < w.min() and w.max() < 0.9 and np.allclose(x, x[0])
+    else:
+        assert w.tolist() == [1.0 if form == "centred" else 0.0] * 3
 
 
 def test_item_effects_are_centred_only_when_the_data_pin_them_down():
     for reps, centred in ((1, 0.0), (40, 1.0)):
         d = _design(reps)
-        w = _contrast_weights(_zero_sum_basis(d.item_traits()), _information(d, deviation_spread(d))["item"])
+        w = _contrast_weights(_zero_sum_basis(d.item_traits()), _information_of(d)["item"])
         binary = [d.methods.index(m) for m in ("implicit", "ablated")]
         assert (w[:, binary] == centred).all()
 

@@ -27,7 +27,7 @@ import pytest
 from bias_validity.psychometrics.bayes import build_model, index_design, simulate_study
 from bias_validity.psychometrics.bayes._pymc import pm
 from bias_validity.psychometrics.bayes.diagnostics import missed_thresholds
-from bias_validity.psychometrics.bayes.model import unit_centring
+from bias_validity.psychometrics.bayes.model import shared_centring, unit_centring
 from bias_validity.psychometrics.bayes.sbc import SBCResult, simulation_based_calibration, with_answers
 
 _SIZE = dict(replications=40, draws=200, tune=200, chains=2, ranks_of=49, seed=1)
@@ -150,8 +150,9 @@ def test_likert_scs_are_calibrated(likert_design):
 
 def test_a_replication_is_fitted_with_the_centring_its_own_answers_give():
     # 3 models x 2 dimensions x 4 items x 4 wordings x 2 orders, 100 answers per cell: models whose effects deviate
-    # with SD 0.8 have every deviation pinned by their answers (drawn centred); the same cells answered by models that
-    # share every effect leave all of them non-centred. A replication's answers put in the design must move it so.
+    # with SD 0.8 have every deviation pinned by their answers (drawn centred) and their shared wordings and orders
+    # not (the deviations may absorb them); the same cells answered by models that share every effect leave all
+    # deviations non-centred and pin the shared effects. A replication's answers put in the design must move it so.
     def study(unit_sd):
         sim = simulate_study(
             units=3,
@@ -175,3 +176,5 @@ def test_a_replication_is_fitted_with_the_centring_its_own_answers_give():
     assert redrawn.binary["k"].equals(shared.binary["k"])
     assert not any(w.any() for w in unit_centring(redrawn).values())
     assert all(w.all() for w in unit_centring(deviating).values())  # the design itself is left as it was
+    assert not any(w.any() for w in shared_centring(deviating).values())
+    assert all(w.all() for w in shared_centring(redrawn).values())

@@ -1,4 +1,5 @@
-"""A classical estimate of how far the units' own effects spread around the shared ones, to parameterise the model.
+"""Classical gauges of how far effects spread, to parameterise the model: the units' own effects around the shared
+ones (an estimate and its reach), and the shared wordings' and orders' levels (their pooled logits).
 
 The hierarchical model draws each unit's deviation from a shared template, order or item effect centred or
 non-centred by how much the data pin it down against its spread (:func:`bias_validity.psychometrics.bayes.model.
@@ -14,7 +15,7 @@ import pandas as pd
 
 from bias_validity.psychometrics.bayes.design import Design
 
-__all__ = ["MIN_ANSWERS", "SPREAD_RANGE", "deviation_spread"]
+__all__ = ["MIN_ANSWERS", "REACH_Z", "SPREAD_RANGE", "deviation_spread", "level_logits"]
 
 #: Answers a unit's level needs to enter the estimate: below this an empirical logit's sampling variance (about
 #: 4 / n at even odds) swamps any spread worth telling apart from the prior's.
@@ -22,14 +23,17 @@ MIN_ANSWERS = 20
 #: The estimate is clipped to this range; 1.0 (the mean of the deviations' Gamma(2, 2) SD prior) is also what a
 #: facet with too few answers gets, so the estimate never makes a deviation more centred than its prior would.
 SPREAD_RANGE = (0.01, 1.0)
+#: Standard errors above the estimate that ``reach=True`` adds: a one-sided 90% upper bound.
+REACH_Z = 1.2816
 
 #: each facet column's shared level (items: per method, as the item effects are)
 _FACETS = {"ut": ["t"], "uo": ["o"], "ui": ["i", "k_m"]}
 
 
-def deviation_spread(design: Design) -> dict[str, float]:
+def deviation_spread(design: Design, *, reach: bool = False) -> dict[str, float]:
     """Method-of-moments estimate of the SD of the units' deviations from the shared effects, per facet column
-    (``ut`` templates, ``uo`` orders, ``ui`` items) of the cells of :attr:`Design.unit_methods`.
+    (``ut`` templates, ``uo`` orders, ``ui`` items) of the cells of :attr:`Design.unit_methods`; with ``reach``, the
+    largest SD the answers do not rule out.
 
     For each unit x level holding at least :data:`MIN_ANSWERS` binary answers or Likert ratings that take a side,
     the empirical logit ``y = log((k + 1/2) / (n - k + 1/2))`` and its sampling variance
@@ -39,6 +43,13 @@ def deviation_spread(design: Design) -> dict[str, float]:
     ``L`` levels. Hence ``sigma^2 = mean over levels of (var - mean v) / (1 - 1/L)``, the moment estimator of a
     random-effects variance (DerSimonian & Laird 1986) on double-centred logits, clipped to :data:`SPREAD_RANGE`;
     a facet with no two such units at two levels of a group gets the range's top.
+
+    ``reach`` adds :data:`REACH_Z` standard errors of the mean excess to the variance before the square root, a
+    one-sided 90% upper bound; the variance across ``U`` units of a level has sampling variance
+    ``2 (sigma^2 + v)^2 / (U - 1)`` for normal logits (Cochran 1934), averaged over the levels. Few units or few
+    answers per unit leave a wide reach however alike the units answer: the SD's posterior cannot sink below it,
+    and a shared effect the units' deviations may absorb up to it is less pinned by its answers than their number
+    says (:func:`bias_validity.psychometrics.bayes.model._information`).
 
     Returns
     -------
@@ -53,8 +64,21 @@ def deviation_spread(design: Design) -> dict[str, float]:
     for column, shared in _FACETS.items():
         group = [design.columns.unit, design.columns.method] + ([design.columns.trait] if column == "ui" else [])
         level = cells.groupby([*group, column, *shared], observed=True)[["k", "n"]].sum().reset_index()
-        out[column] = _moment_spread(level[level["n"] >= MIN_ANSWERS], group, shared)
+        out[column] = _moment_spread(level[level["n"] >= MIN_ANSWERS], group, shared, reach)
     return out
+
+
+def level_logits(design: Design, column: str, levels: int) -> np.ndarray:
+    """Empirical logit ``log((k + 1/2) / (n - k + 1/2))`` of each of the ``levels`` levels of a shared facet
+    (``column``: ``t`` templates, ``o`` orders), its binary and Likert cells' side counts pooled over units, traits,
+    items and the other facet; 0.0 for a level without such answers.
+
+    Pooled over items and wordings with effects of their own, a level's logit is shrunk towards zero (Zeger, Liang &
+    Albert 1988): it gauges how far the levels stand apart, for a choice of parameterisation, not an estimate.
+    """
+    pooled = _side_counts(design).groupby(column)[["k", "n"]].sum().reindex(range(levels), fill_value=0.0)
+    k, n = pooled["k"].to_numpy(float), pooled["n"].to_numpy(float)
+    return np.where(n > 0, np.log((k + 0.5) / (n - k + 0.5)), 0.0)
 
 
 def _side_counts(design: Design) -> pd.DataFrame:
@@ -74,9 +98,9 @@ def _side_counts(design: Design) -> pd.DataFrame:
     return pd.concat([f.drop(columns=["counts"], errors="ignore") for f in frames], ignore_index=True)
 
 
-def _moment_spread(level: pd.DataFrame, group: list[str], shared: list[str]) -> float:
-    """The moment estimate of the deviations' SD from unit x level counts (columns ``k``, ``n``), ``group`` naming
-    each unit's zero-sum group and ``shared`` the shared level."""
+def _moment_spread(level: pd.DataFrame, group: list[str], shared: list[str], reach: bool) -> float:
+    """The moment estimate of the deviations' SD (or its reach) from unit x level counts (columns ``k``, ``n``),
+    ``group`` naming each unit's zero-sum group and ``shared`` the shared level."""
     low, high = SPREAD_RANGE
     level = level[level.groupby(group, observed=True)["n"].transform("size") >= 2]
     level = level[level.groupby(shared, observed=True)["n"].transform("size") >= 2]
@@ -88,4 +112,9 @@ def _moment_spread(level: pd.DataFrame, group: list[str], shared: list[str]) -> 
     frame = frame.assign(y=frame["y"] - within.transform("mean"), kept=1.0 - 1.0 / within.transform("size"))
     at = frame.groupby(shared, observed=True)
     excess = (at["y"].var() - at["v"].mean()) / at["kept"].mean()
-    return float(np.clip(np.sqrt(max(excess.mean(), 0.0)), low, high))
+    variance = max(excess.mean(), 0.0)
+    if reach:
+        sampling = 2.0 * (variance + at["v"].mean()) ** 2 / (at["y"].size() - 1) / at["kept"].mean() ** 2
+        independent = len(sampling) * at["kept"].mean().mean()  # centring within a group of L levels leaves L - 1
+        variance += REACH_Z * np.sqrt(sampling.mean() / independent)
+    return float(np.clip(np.sqrt(variance), low, high))

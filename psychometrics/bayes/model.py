@@ -15,7 +15,7 @@ import pandas as pd
 
 from bias_validity.psychometrics.bayes._pymc import pm, pt
 from bias_validity.psychometrics.bayes.design import Design
-from bias_validity.psychometrics.bayes.deviation_spread import deviation_spread
+from bias_validity.psychometrics.bayes.deviation_spread import deviation_spread, level_logits
 from bias_validity.psychometrics.bayes.likelihoods import Gathered, binomial_logit, cumulative_logit_counts
 
 __all__ = ["build_model", "shared_centring"]
@@ -92,9 +92,10 @@ def build_model(
 
     Parameterisation follows the data [1]_ [2]_: each group, template, order and item effect is drawn centred where
     its answers carry at least 9 times the prior's information (about 1/4 per answer), non-centred elsewhere
-    (correlated item effects through the Cholesky factor's conditional normals, one method at a time). A small demo
-    is thus mostly non-centred and a paper-scale study centred: there the non-centred form took 250 leapfrog steps
-    per draw against 31. Zero-sum effects (items within a trait, templates
+    (correlated item effects through the Cholesky factor's conditional normals, one method at a time); templates and
+    orders, whose SD rests on a few contrasts, against the spread their levels show (:func:`_shared_weights`). A small
+    demo is thus mostly non-centred and a paper-scale study centred: there the non-centred form took 250 leapfrog
+    steps per draw against 31. Zero-sum effects (items within a trait, templates
     and orders within a method) are drawn in an orthonormal basis of the zero-sum subspace, so no direction is left
     to the prior alone. The posterior is the same either way; only the geometry NUTS sees changes.
 
@@ -119,7 +120,7 @@ def build_model(
         "item_contrast": list(range(h_item.shape[1])),
     }
     spread = deviation_spread(d)
-    info = _information(d, spread)
+    info = _information(d, spread, deviation_spread(d, reach=True))
     with pm.Model(coords=coords) as model:
         item_sd = {"alpha": 2.0, "beta": 2.0 / prior_scale}  # zero-avoiding Gamma(2, 2), see Notes
         if n_m > 1:
@@ -148,8 +149,7 @@ def build_model(
         # template and order effects sum to zero within each method, in the same way (a method with one level has
         # none: its level is the method mean)
         sigma_tmpl, sigma_ord = (pm.HalfNormal(name, 0.5 * prior_scale) for name in ("sigma_tmpl", "sigma_ord"))
-        shared = {"tmpl": info["t"], "ords": info["o"]}
-        shared = {k: v * 0.0 if k in non_centred else v for k, v in shared.items()}  # no information: non-centred
+        shared = {k: w * 0.0 if k in non_centred else w for k, w in _shared_weights(d, info).items()}
         tmpl = _zero_sum_effects("tmpl", "template", d.templates, shared["tmpl"], sigma_tmpl)
         ords = _zero_sum_effects("ords", "order", d.orders, shared["ords"], sigma_ord)
         unit = _unit_effects(d, spread, prior_scale, {"ut": tmpl, "uo": ords, "ui": flat_item})
@@ -372,12 +372,57 @@ def unit_centring(design: Design) -> dict[str, np.ndarray]:
 def shared_centring(design: Design) -> dict[str, np.ndarray]:
     """Which contrasts of the shared template (``tmpl``) and order (``ords``) effects :func:`build_model` draws
     centred (1.0) or non-centred (0.0) for this design, unless told to draw them non-centred."""
-    info = _information(design, deviation_spread(design))
+    return _shared_weights(design, _information(design, deviation_spread(design), deviation_spread(design, reach=True)))
+
+
+def _shared_weights(design: Design, info: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Centring of the shared template (``tmpl``) and order (``ords``) contrasts: the optimal partial centring
+    ``w = I s^2 / (I s^2 + 1)`` (:func:`_weights`) of each contrast's information ``I`` against the spread ``s`` of its
+    family's effects as far as the answers show it (:func:`_family_spread`, at most the prior's scale 0.5), kept
+    between the two forms where it falls within (0.1, 0.9), rounded to them outside; never more centred than at the
+    prior's scale (where :func:`_weights` leaves a contrast non-centred, so does this).
+
+    A family has a few contrasts (2-4 orders per method), too few to pull its SD's posterior away from zero unless
+    they stand clear of their noise; where they do not, centred contrasts make a funnel at the SD's neck, and
+    non-centred ones a funnel where the SD is large and the answers pin the effects. Judged at the prior's scale as
+    other effects are, 4-model real-shaped studies drew their orders centred (information 43-53 per contrast) and
+    diverged at small ``sigma_ord``: 8 of 12 replications of ``bench/fit.py --part real-coverage`` and one of two
+    25,000-answer studies. Drawn non-centred, both 25,000-answer studies (``I s^2`` 2.52 and 0.94) made one
+    divergence (4 chains x 1000 + 1000 at target 0.8), one a replication 31; at ``w = 0.5`` both made none (247 and
+    254 s, 31 leapfrog steps per draw), though the second's ``sigma_ord`` reached 0.016 (5% quantile). The
+    paper-scale workload (``I s^2`` 55 for orders, 225 for templates) and sparse studies (near 0) keep the rounded
+    forms they had. Partial weights made thousands of divergences for the demo's group effects (:func:`_weights`),
+    whose information is a few answers, and so they did for the real-shaped studies' wordings (information about 3
+    per contrast, their units' own deviations being large): weighted 0.1-0.5 by their spread instead of
+    non-centred, a replication diverged at ``sigma_tmpl`` 0.003 (median 0.51); hence the prior's scale bounds ``w``.
+    """
     out = {}
     for family, labels, key in (("tmpl", design.templates, "t"), ("ords", design.orders, "o")):
         h = _zero_sum_basis(_method_of(labels))
-        out[family] = _contrast_weights(h, info[key]) if h.shape[1] else np.zeros(0)
+        if not h.shape[1]:
+            out[family] = np.zeros(0)
+            continue
+        information = (h**2).T @ info[key]
+        x = information * _family_spread(h.T @ level_logits(design, key, len(labels)), information) ** 2
+        w = x / (x + 1.0)
+        out[family] = np.minimum(np.where(w >= 0.9, 1.0, np.where(w <= 0.1, 0.0, w)), _weights(information, 0.5))
     return out
+
+
+def _family_spread(contrasts: np.ndarray, information: np.ndarray) -> float:
+    """Moment estimate of the SD of a family of zero-sum effects from the contrasts of their levels' logits and the
+    information on each (its noise variance ``1 / I``): ``sqrt(mean(c^2 - 1 / I))`` over the informed contrasts,
+    within [0, 0.5] (0.5: the scale of the SD's half-normal prior).
+
+    It decides a centring, as the posterior of the SD would: the few contrasts of a family of orders (2-4 per
+    method) cannot pull that posterior away from zero unless they stand well clear of their noise, and where they do
+    not, centred effects make a funnel at its neck (see :func:`_zero_sum_effects`).
+    """
+    informed = information > 0
+    if not informed.any():
+        return 0.5
+    excess = contrasts[informed] ** 2 - 1.0 / information[informed]
+    return float(np.sqrt(np.clip(excess.mean(), 0.0, 0.25)))
 
 
 def _zero_sum_layout(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -513,29 +558,28 @@ def _zero_sum_basis(groups: list[str]) -> np.ndarray:
     return _zero_sum(pt.as_tensor(np.eye(free)), groups).eval()
 
 
-def _zero_sum_effects(name: str, dim: str, labels: list[str], information: np.ndarray, sigma: object) -> object:
+def _zero_sum_effects(name: str, dim: str, labels: list[str], weights: np.ndarray, sigma: object) -> object:
     """Effects of "method|level" labels, ``Normal(0, sigma)`` constrained to sum to zero within each method.
 
-    Drawn as partially non-centred contrasts in the basis of :func:`_zero_sum_basis`, each weighted by the
-    information along its direction (``sum_i h_i^2 I_i`` for a diagonal Fisher information).
+    Drawn as contrasts in the basis of :func:`_zero_sum_basis`, centred or not as ``weights`` say
+    (:func:`_shared_weights`: the information along each contrast's direction, ``sum_i h_i^2 I_i`` for a diagonal
+    Fisher information, against the family's spread).
 
     Their SD rests on a few contrasts (a method has a handful of wordings and orders), so where the effects are small
     against their answers' noise its posterior reaches towards zero, and centred contrasts make a funnel there that
-    the information cannot foresee: on the 4-model real-shaped study of 6,000 answers (``bench/fit.py --part
-    real-coverage``, 4 units, information 43.5 per order contrast, centred) every divergence sat at small
-    ``sigma_ord`` (seed 1: 15, their median 0.027 against 0.158 over all draws), and seeds 0 and 1 missed the gate
-    even at target acceptance 0.99 (495 and 511 s). Judged at a lower spread they would be non-centred everywhere,
-    which on the paper-scale workload with 10 times the answers diverged at large ``sigma_ord`` and ``sigma_tmpl``
-    (its units share their effects, whose deviations' SDs sink to 0.004, so the answers pin the shared effects far
-    beyond the information assumed here). So the fit reads the divergences instead: at a funnel's neck it redraws
-    the family non-centred (``build_model(non_centred=...)``, in ``fit_to_gate``'s retry loop); both seeds then
-    passed with none (281 and 309 s, the first attempt included).
+    the information alone cannot foresee: on the 4-model real-shaped study of 6,000 answers (``bench/fit.py --part
+    real-coverage``, 4 units, information 43.5 per order contrast, centred at the prior's spread) every divergence sat
+    at small ``sigma_ord`` (seed 1: 15, their median 0.027 against 0.158 over all draws), and seeds 0 and 1 missed the
+    gate even at target acceptance 0.99 (495 and 511 s). Non-centred everywhere, the paper-scale workload with 10
+    times the answers diverged at large ``sigma_ord`` and ``sigma_tmpl`` (its units share their effects, whose
+    deviations' SDs sink to 0.004, so the answers pin the shared effects). Hence the weights read the family's spread
+    from the answers (:func:`_shared_weights`); where a funnel's neck still shows in the divergences, the fit
+    redraws the family non-centred (``build_model(non_centred=...)``, in ``fit_to_gate``'s retry loop).
     """
     groups = _method_of(labels)
     h = _zero_sum_basis(groups)
     if h.shape[1] == 0:  # every method seen at one level only
         return pm.Deterministic(name, pt.zeros(len(labels)), dims=dim)
-    weights = _contrast_weights(h, information)
     contrasts = _partially_centred(f"z_{name}", 0.0, sigma, weights, shape=h.shape[1])
     return pm.Deterministic(name, _zero_sum(contrasts, groups), dims=dim)
 
@@ -546,12 +590,7 @@ def _pooled(group_method: np.ndarray) -> np.ndarray:
     return (counts[group_method] > 1).astype(float)
 
 
-#: Least spread of the units' own template and order deviations that the shared effects' information assumes: the
-#: 10% quantile of their SD's Gamma(2, 2) prior (``scipy.stats.gamma.ppf(0.1, 2, scale=0.5)``), see :func:`_information`
-_LEAST_LEVEL_SPREAD = 0.266
-
-
-def _information(design: Design, spread: dict[str, float]) -> dict[str, np.ndarray]:
+def _information(design: Design, spread: dict[str, float], reach: dict[str, float]) -> dict[str, np.ndarray]:
     """Approximate Fisher information on the logit scale that the data give each effect.
 
     A valid answer carries about 1/4 (a Bernoulli logit at p = 1/2; used for Likert answers too) and a standardised
@@ -562,14 +601,17 @@ def _information(design: Design, spread: dict[str, float]) -> dict[str, np.ndarr
     facet's ``spread``, from :func:`~bias_validity.psychometrics.bayes.deviation_spread.deviation_spread`), at most
     ``units / s^2`` however many answers there are.
 
-    For templates and orders ``s`` is at least :data:`_LEAST_LEVEL_SPREAD` (0.266). A unit x method holds a
-    contrast or two of them, too few to pull their SD's posterior below its zero-avoiding prior's lower tail where the
-    units answer alike: on a data-rich 2-unit study drawn without deviations (``tests/test_bayes_model.py``) the
-    classical spread is 0.01 but the posterior mean SD 0.17, reaching 0.4. With 0.01 the shared effects there were
-    drawn centred and diverged at small ``sigma_ord`` (4 chains x 1000 + 1000: 35 divergent transitions at target
-    acceptance 0.8, 11 at 0.95); with 0.266 they are drawn non-centred (12 and 0). Six units still pin their shared
-    effects (the paper-scale workload keeps them centred), and items, with dozens of contrasts per unit, keep the
-    classical spread: drawing them non-centred there took 53.6 leapfrog steps per draw against 32.6.
+    For templates and orders ``s`` is the spread's reach, the largest SD the answers do not rule out
+    (``deviation_spread(design, reach=True)``). A unit x method holds a contrast or two of them, so where the units
+    answer alike their SD's posterior stays well above the classical estimate: on the data-rich 2-unit study of
+    ``tests/test_bayes_model.py``, drawn without deviations, the estimate is 0.01 but the posterior mean SD 0.17;
+    informed at 0.01 the shared effects there were drawn centred and diverged at small ``sigma_ord`` (4 chains x
+    1000 + 1000: 35 divergent transitions at target acceptance 0.8, 11 at 0.95). Its reach, 0.14, gives 80 per
+    contrast, against which its orders stand too little clear to be centred (:func:`_shared_weights`). A fixed least
+    spread (0.266, the 10% quantile of the SD's prior) did the same there but also on the paper-scale workload, whose
+    six units share their effects with 20 answers per cell (reach 0.03, the SD's posterior median 0.015): 84 per
+    order contrast instead of 3,194. Items, with dozens of contrasts per unit, keep the classical spread: drawing them
+    non-centred there took 53.6 leapfrog steps per draw against 32.6.
     """
     d = design
     out = {
@@ -599,8 +641,8 @@ def _information(design: Design, spread: dict[str, float]) -> dict[str, np.ndarr
             ("o", "uo", (cells["o"].to_numpy(dtype=int),)),
             ("item", "ui", item),
         ):
-            least = _LEAST_LEVEL_SPREAD if key in ("t", "o") else 0.0
-            variance = np.where(own, max(spread.get(column, 0.0), least) ** 2, 0.0)
+            s = (reach if key in ("t", "o") else spread).get(column, 0.0)
+            variance = np.where(own, s**2, 0.0)
             per_unit = pd.DataFrame({"w": w, "v": variance}).groupby([unit, *index]).agg(w=("w", "sum"), v=("v", "max"))
             shared = 1.0 / (1.0 / per_unit["w"] + per_unit["v"])
             where = tuple(per_unit.index.get_level_values(k + 1).to_numpy() for k in range(len(index)))

@@ -20,7 +20,7 @@ from bias_validity.psychometrics.bayes.derived import derived_draws, summarise
 from bias_validity.psychometrics.bayes.design import Design
 from bias_validity.psychometrics.bayes.diagnostics import GATE, diagnostics_gate
 from bias_validity.psychometrics.bayes.identification import identification
-from bias_validity.psychometrics.bayes.model import build_model, unit_centring
+from bias_validity.psychometrics.bayes.model import build_model, shared_centring, unit_centring
 from bias_validity.psychometrics.bayes.sampling import single_threaded_blas
 
 __all__ = [
@@ -207,10 +207,12 @@ def simulation_based_calibration(
     prior scale moves most. Truths come
     from forward draws of the model itself (``pymc.sample_prior_predictive``), with the trial counts of the design.
     Each replication is fitted with the model built from its own answers, as a fit builds it, since their spread
-    decides which deviations are drawn centred (:func:`~bias_validity.psychometrics.bayes.model.unit_centring`);
-    one compiled model serves every replication of the same centring. With the model of the design's own answers
-    instead, a paper-like replication whose answers held large deviations took 199.9 leapfrog steps per draw and
-    made 37 divergences, against 68.0 and 8 with its own. A fit that diverged is sampled again at the next target
+    decides which deviations, wordings and orders are drawn centred
+    (:func:`~bias_validity.psychometrics.bayes.model.unit_centring`,
+    :func:`~bias_validity.psychometrics.bayes.model.shared_centring`); one compiled model serves every replication
+    of the same centring. With the model of the design's own answers instead, a paper-like replication whose
+    answers held large deviations took 199.9 leapfrog steps per draw and made 37 divergences, against 68.0 and 8
+    with its own. A fit that diverged is sampled again at the next target
     acceptance, as :meth:`FitConfig.retry` retries a fit (:attr:`SBCResult.target_accept`), so the ranks calibrate
     what a fit reports; both attempts target the same posterior. Fits that fail the gate are counted
     (:attr:`SBCResult.passed`), never left out: dropping them would condition the ranks on the data.
@@ -249,9 +251,10 @@ def simulation_based_calibration(
     result = SBCResult(truth_labels, ranks, ranks_of, passed, identified, 0.0, target)
     for r in range(replications):
         data = {name: values[r].astype(values.dtype) for name, values in observed.items()}
-        # a fit builds its model from its own answers, whose spread sets which deviations are drawn centred
+        # a fit builds its model from its own answers, whose spread sets which effects are drawn centred
         own = with_answers(design, data)
-        centring = np.concatenate([np.zeros(0), *unit_centring(own).values()]).astype(bool).tobytes()
+        weights = [*unit_centring(own).values(), *shared_centring(own).values()]
+        centring = np.concatenate([np.zeros(0), *weights]).astype(bool).tobytes()
         if centring not in compiled:
             compiled[centring] = nutpie.compile_pymc_model(build(own))
         config: FitConfig | None = FitConfig(draws=draws, tune=tune, chains=chains, max_draws=draws)
