@@ -388,13 +388,14 @@ def _shared_weights(design: Design, info: dict[str, np.ndarray]) -> dict[str, np
     other effects are, 4-model real-shaped studies drew their orders centred (information 43-53 per contrast) and
     diverged at small ``sigma_ord``: 8 of 12 replications of ``bench/fit.py --part real-coverage`` and one of two
     25,000-answer studies. Drawn non-centred, both 25,000-answer studies (``I s^2`` 2.52 and 0.94) made one
-    divergence (4 chains x 1000 + 1000 at target 0.8), one a replication 31; at ``w = 0.5`` both made none (247 and
-    254 s, 31 leapfrog steps per draw), though the second's ``sigma_ord`` reached 0.016 (5% quantile). The
-    paper-scale workload (``I s^2`` 55 for orders, 225 for templates) and sparse studies (near 0) keep the rounded
-    forms they had. Partial weights made thousands of divergences for the demo's group effects (:func:`_weights`),
-    whose information is a few answers, and so they did for the real-shaped studies' wordings (information about 3
-    per contrast, their units' own deviations being large): weighted 0.1-0.5 by their spread instead of
-    non-centred, a replication diverged at ``sigma_tmpl`` 0.003 (median 0.51); hence the prior's scale bounds ``w``.
+    divergence each (4 chains x 1000 + 1000 at target 0.8) and a replication (seed 8) 31; at ``w = 0.5`` both made
+    none (247 and 254 s, 31 leapfrog steps per draw), though the second's ``sigma_ord`` reached 0.016 (5% quantile).
+    The paper-scale workload (``I s^2`` 55 for orders, 225 for templates) and sparse studies (near 0) keep the
+    rounded forms they had. Partial weights made thousands of divergences for the demo's group effects
+    (:func:`_weights`), whose information is a few answers, and divergences for the real-shaped studies' wordings
+    (information about 3 per contrast, their units' own deviations being large): weighted 0.1-0.5 by their spread
+    instead of non-centred, replication seed 0 made 2 at ``sigma_tmpl`` 0.003 (median 0.51); hence the prior's scale
+    bounds ``w``.
     """
     out = {}
     for family, labels, key in (("tmpl", design.templates, "t"), ("ords", design.orders, "o")):
