@@ -210,10 +210,10 @@ def simulation_based_calibration(
     decides which deviations, wordings and orders are drawn centred
     (:func:`~bias_validity.psychometrics.bayes.model.unit_centring`,
     :func:`~bias_validity.psychometrics.bayes.model.shared_centring`); one compiled model serves every replication
-    of the same centring. With the model of the design's own answers instead, a paper-like replication whose
-    answers held large deviations took 199.9 leapfrog steps per draw and made 37 divergences, against 68.0 and 8
-    with its own. A fit that diverged is sampled again at the next target
-    acceptance, as :meth:`FitConfig.retry` retries a fit (:attr:`SBCResult.target_accept`), so the ranks calibrate
+    of the same centring (weights to one decimal). With the model of the design's own answers instead, a
+    paper-like replication whose answers held large deviations took 199.9 leapfrog steps per draw and made 37
+    divergences, against 68.0 and 8 with its own. A fit that diverged is sampled again at the next target acceptance,
+    as :meth:`FitConfig.retry` retries a fit (:attr:`SBCResult.target_accept`), so the ranks calibrate
     what a fit reports; both attempts target the same posterior. Fits that fail the gate are counted
     (:attr:`SBCResult.passed`), never left out: dropping them would condition the ranks on the data.
 
@@ -254,7 +254,9 @@ def simulation_based_calibration(
         # a fit builds its model from its own answers, whose spread sets which effects are drawn centred
         own = with_answers(design, data)
         weights = [*unit_centring(own).values(), *shared_centring(own).values()]
-        centring = np.concatenate([np.zeros(0), *weights]).astype(bool).tobytes()
+        # to one decimal: partial weights vary continuously, and any weight gives the same posterior (only its
+        # geometry differs), so replications within 0.05 of one another share a compiled model
+        centring = np.round(np.concatenate([np.zeros(0), *weights]), 1).tobytes()
         if centring not in compiled:
             compiled[centring] = nutpie.compile_pymc_model(build(own))
         config: FitConfig | None = FitConfig(draws=draws, tune=tune, chains=chains, max_draws=draws)
