@@ -370,8 +370,9 @@ def unit_centring(design: Design) -> dict[str, np.ndarray]:
 
 
 def shared_centring(design: Design) -> dict[str, np.ndarray]:
-    """Which contrasts of the shared template (``tmpl``) and order (``ords``) effects :func:`build_model` draws
-    centred (1.0) or non-centred (0.0) for this design, unless told to draw them non-centred."""
+    """How :func:`build_model` draws each contrast of the shared template (``tmpl``) and order (``ords``) effects for
+    this design and its answers, unless told to draw them non-centred: centred (1.0), non-centred (0.0) or partially
+    centred in between (:func:`_shared_weights`)."""
     return _shared_weights(design, _information(design, deviation_spread(design), deviation_spread(design, reach=True)))
 
 
