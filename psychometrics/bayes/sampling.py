@@ -66,18 +66,20 @@ def sample(model: pm.Model, config: FitConfig) -> SampleRun:
     else:
         report = _heartbeat(config, start)
     logging.getLogger("pymc").setLevel(logging.ERROR)
-    cores = min(config.chains, os.cpu_count() or 1)
+    settings = {
+        "draws": config.draws,
+        "tune": config.tune,
+        "chains": config.chains,
+        "cores": min(config.chains, os.cpu_count() or 1),
+        "target_accept": config.target_accept,
+    }
     if sampler == "nutpie":
         import nutpie
 
         with report, single_threaded_blas():
             idata = nutpie.sample(
                 _nutpie_compiled(model),
-                draws=config.draws,
-                tune=config.tune,
-                chains=config.chains,
-                cores=cores,
-                target_accept=config.target_accept,
+                **settings,
                 seed=config.seed,
                 progress_bar=draws_progress,
                 save_warmup=False,  # nutpie keeps the warm-up draws by default, doubling the trace held in memory
@@ -87,11 +89,7 @@ def sample(model: pm.Model, config: FitConfig) -> SampleRun:
         # PyMC's own sampler runs chains in processes and divides BLAS threads among them itself (blas_cores="auto")
         with model, report, single_threaded_blas() if in_process else contextlib.nullcontext():
             idata = pm.sample(
-                draws=config.draws,
-                tune=config.tune,
-                chains=config.chains,
-                cores=cores,
-                target_accept=config.target_accept,
+                **settings,
                 random_seed=config.seed,
                 nuts_sampler=sampler,
                 progressbar=False,
