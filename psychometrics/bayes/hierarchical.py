@@ -120,7 +120,7 @@ class GatedFit:
     gate: dict[str, object]  #: :func:`summarise_fit`'s gate of the last attempt
     config: FitConfig  #: the settings of the last attempt
     #: per attempt: ``draws``, ``target_accept``, ``non_centred`` (the families a retry redrew so), ``passed``,
-    #: ``divergences``, ``seconds`` (compile and sampling)
+    #: ``divergences``, ``seconds`` (sampling, and compiling where the attempt's model is new to the process)
     attempts: list[dict[str, object]] = field(default_factory=list)
 
     @property

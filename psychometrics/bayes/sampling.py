@@ -25,7 +25,8 @@ _REQUIRES = {"nutpie": "nutpie", "pymc": "pymc", "numpyro": "numpyro"}
 
 @dataclass
 class SampleRun:
-    """A posterior with its sampler settings and wall-clock time (compile plus sampling)."""
+    """A posterior with its sampler settings and wall-clock time (sampling, and compiling where the process had not
+    compiled the model yet)."""
 
     idata: object
     sampler: str
