@@ -115,8 +115,9 @@ def _nutpie_compiled(model: pm.Model) -> object:
     holding the model's data as they are now.
 
     A retry (twice the draws, a smaller step) samples the same log-density, and compiling it is most of a small fit:
-    on the paper-scale workload 24-34 s against 63 s of sampling, on the demo store about 25 s against 6 s (numba
-    links and optimises the whole log-density into nutpie's callback each time, cached graph or not). The compiled
+    on the paper-scale workload 24-34 s against 63-71 s of sampling; on the demo store about 35 s against 6 s, so its
+    retried seed took 83.8 s when the retry compiled again and 49.0 s now (numba links and optimises the whole
+    log-density into nutpie's callback in each compile, PyTensor's cached graph or not). The compiled
     model keeps a copy of the data it was compiled with, so the model's current ``pm.Data`` values are swapped in
     (``with_data``) at every call.
     """
