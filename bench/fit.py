@@ -472,7 +472,7 @@ def part_coverage(studies: int, prob: float = 0.9) -> dict[str, object]:
                 idata = nutpie.sample(
                     compiled.with_data(**data),
                     draws=config.draws,
-                    tune=config.tune,
+                    tune=config.warm_up,
                     chains=config.chains,
                     seed=config.seed,
                     target_accept=config.target_accept,

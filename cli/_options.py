@@ -12,7 +12,7 @@ import functools
 from dataclasses import fields
 from typing import TYPE_CHECKING
 
-from bias_validity.psychometrics.bayes.config import SAMPLERS, TARGET_ACCEPT_STEPS, FitConfig
+from bias_validity.psychometrics.bayes.config import SAMPLERS, TARGET_ACCEPT_STEPS, WARM_UP, FitConfig
 from bias_validity.psychometrics.estimands import Thresholds
 
 if TYPE_CHECKING:
@@ -48,7 +48,12 @@ def add_fit_arguments(p: argparse.ArgumentParser, *, seed_help: str = "sampler s
     d = FitConfig()
     p.add_argument("--sampler", default=d.sampler, choices=SAMPLERS, help=f"NUTS backend (default {d.sampler})")
     p.add_argument("--draws", type=int, default=d.draws, help=f"draws per chain (default {d.draws})")
-    p.add_argument("--tune", type=int, default=d.tune, help=f"warm-up per chain (default {d.tune})")
+    p.add_argument(
+        "--tune",
+        type=int,
+        default=None,
+        help=f"warm-up per chain (default: the sampler's own, {', '.join(f'{s} {n}' for s, n in WARM_UP.items())})",
+    )
     p.add_argument(
         "--max-draws",
         type=int,

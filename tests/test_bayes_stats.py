@@ -109,3 +109,14 @@ def test_one_set_of_fit_defaults_serves_the_api_and_the_command_line():
 
     args = build_parser().parse_args(["fit", "study.sqlite"])
     assert fit_config(args) == FitConfig()
+
+
+def test_warm_up_is_the_backends_own_unless_set():
+    from bias_validity.cli import build_parser
+
+    parse = build_parser().parse_args
+    assert fit_config(parse(["fit", "s.sqlite"])).warm_up == 400  # nutpie's own default
+    assert fit_config(parse(["fit", "s.sqlite", "--sampler", "pymc"])).warm_up == 1000  # Stan's windows
+    assert fit_config(parse(["fit", "s.sqlite", "--sampler", "pymc", "--tune", "250"])).warm_up == 250
+    saved = FitConfig(sampler="pymc").to_dict()
+    assert saved["tune"] == 1000 and FitConfig(**saved).warm_up == 1000  # a saved fit names the warm-up it used

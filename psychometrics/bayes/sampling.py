@@ -69,7 +69,7 @@ def sample(model: pm.Model, config: FitConfig) -> SampleRun:
     logging.getLogger("pymc").setLevel(logging.ERROR)
     settings = {
         "draws": config.draws,
-        "tune": config.tune,
+        "tune": config.warm_up,
         "chains": config.chains,
         "cores": min(config.chains, os.cpu_count() or 1),
         "target_accept": config.target_accept,
@@ -135,7 +135,7 @@ _HEARTBEAT_S = 30.0
 
 
 def _what(config: FitConfig) -> str:
-    return f"{config.chains} chains x ({config.tune} warm-up + {config.draws} draws), {config.sampler}"
+    return f"{config.chains} chains x ({config.warm_up} warm-up + {config.draws} draws), {config.sampler}"
 
 
 def _say(line: str) -> None:
