@@ -37,13 +37,12 @@ class FitConfig:
     margin and seed.
 
     The defaults are the toolkit's: 4 chains of 1000 draws after the backend's warm-up (:data:`WARM_UP`: 400 with
-    nutpie) at a target acceptance of 0.8. A fit
-    that misses the diagnostics gate is retried (:meth:`retry`): after divergences at the next target of
-    :data:`TARGET_ACCEPT_STEPS` (0.95, then 0.99), otherwise on R-hat or ESS with twice the draws (up to 16000 per
-    chain). The gate reads only identified quantities; the latent correlations of sparsely answered methods, which
-    once needed 2000-16000 draws to reach ESS 400, are mostly prior on the demo store and labelled not identified,
-    so 1000 draws suffice there. A target of 0.8 takes half the leapfrog steps of 0.95 (15 against 31 per draw on
-    the paper-scale workload, 0 divergences on the demo store's 5 seeds and there).
+    nutpie) at a target acceptance of 0.8. A fit that misses the diagnostics gate is retried (:meth:`retry`): after
+    divergences at the next target of :data:`TARGET_ACCEPT_STEPS` (0.95, then 0.99), otherwise on R-hat or ESS with
+    twice the draws (up to 16000 per chain). The gate reads only identified quantities; the latent correlations of
+    sparsely answered methods, which once needed 2000-16000 draws to reach ESS 400, are mostly prior on the demo store
+    and labelled not identified, so 1000 draws suffice there. A target of 0.8 takes half the leapfrog steps of 0.95 (15
+    against 31 per draw on the paper-scale workload, 0 divergences on the demo store's 5 seeds and there).
 
     Examples
     --------
