@@ -11,8 +11,9 @@ import pytensor.tensor as pt
 import pytest
 from pytensor.gradient import verify_grad
 from pytensor.graph.traversal import io_toposort
+from pytensor.link.numba.dispatch.basic import numba_funcify_and_cache_key
 
-from bias_validity.psychometrics.bayes import index_design, simulate_study
+from bias_validity.psychometrics.bayes import cell_kernels, index_design, simulate_study
 from bias_validity.psychometrics.bayes.cell_kernels import binomial_cells, cumulative_cells
 from bias_validity.psychometrics.bayes.model import build_model
 
@@ -39,6 +40,25 @@ def test_cumulative_cells_gradient_matches_finite_differences(mode):
     cut = np.array([[-2.0, -0.5, 0.4, 1.8], [-1.0, 0.0, 0.2, 3.0]])
     gaps = np.log(-np.expm1(cut[:, :-1] - cut[:, 1:]))  # free inputs here: the kernel reads them as given
     verify_grad(logp, [RNG.normal(0, 1, 12), cut, gaps], rng=RNG, mode=mode)
+
+
+def test_cache_keys_change_with_the_kernels(monkeypatch):
+    """PyTensor caches a compiled graph under its ops' keys, and the graph's numba function links the kernels in:
+    each fused op's key carries the kernels' version, so an edited kernel is not served from an older graph."""
+    theta, idx, k = pt.dvector(), pt.lmatrix(), pt.lvector()
+    counts, cut, rows = pt.lmatrix(), pt.dmatrix(), pt.lvector()
+    logp, d_eta, d_cut = cumulative_cells(theta, idx, counts, cut, cut, rows)
+    nodes = [
+        binomial_cells(theta, idx, k, k)[0].owner,
+        logp.owner,
+        cell_kernels.scatter_cells(d_eta, idx, theta).owner,
+        cell_kernels.cumulative_cells_grad(d_eta, d_eta, d_cut, idx, counts, rows, theta, cut)[0].owner,
+    ]
+    keys = [numba_funcify_and_cache_key(node.op, node=node)[1] for node in nodes]
+    monkeypatch.setattr(cell_kernels, "KERNELS_VERSION", cell_kernels.KERNELS_VERSION + 1)
+    edited = [numba_funcify_and_cache_key(node.op, node=node)[1] for node in nodes]
+    assert None not in keys and len(set(keys)) == 4
+    assert all(a != b for a, b in zip(keys, edited, strict=True))
 
 
 def test_second_derivatives_are_refused():

@@ -15,7 +15,9 @@ The log-densities are :mod:`bias_validity.psychometrics.bayes.likelihoods`' clos
 
 from __future__ import annotations
 
+import hashlib
 import math
+from pathlib import Path
 
 import numba
 import numpy as np
@@ -212,15 +214,20 @@ class ScatterCells(Op):
 binomial_cells, cumulative_cells, scatter_cells = BinomialCells(), CumulativeCells(), ScatterCells()
 cumulative_cells_grad = CumulativeCellsGrad()
 
+#: The kernels' version in PyTensor's cache key of a graph holding these ops: a hash of this file. PyTensor keys an op
+#: by its type and props only, and the numba function it caches for a graph links the kernels in, so without it a
+#: graph compiled before an edit of the kernels (an upgrade of the toolkit) would keep running the old ones.
+KERNELS_VERSION = int.from_bytes(hashlib.sha256(Path(__file__).read_bytes()).digest()[:6], "little")
+
 
 @register_funcify_default_op_cache_key(BinomialCells)
 def _numba_binomial(op, node=None, **kwargs):
-    return _binomial_kernel
+    return _binomial_kernel, KERNELS_VERSION
 
 
 @register_funcify_default_op_cache_key(CumulativeCells)
 def _numba_cumulative(op, node=None, **kwargs):
-    return _cumulative_kernel
+    return _cumulative_kernel, KERNELS_VERSION
 
 
 @register_funcify_default_op_cache_key(ScatterCells)
@@ -229,7 +236,7 @@ def _numba_scatter(op, node=None, **kwargs):
     def scatter(weights: np.ndarray, idx: np.ndarray, like: np.ndarray) -> np.ndarray:
         return _scatter_kernel(weights, idx, like.shape[0])
 
-    return scatter
+    return scatter, KERNELS_VERSION
 
 
 @register_funcify_default_op_cache_key(CumulativeCellsGrad)
@@ -238,4 +245,4 @@ def _numba_cumulative_grad(op, node=None, **kwargs):
     def cumulative_grad(g, d_eta, d_cut, idx, counts, rows, theta, cut):
         return _cumulative_grad_kernel(g, d_eta, d_cut, idx, counts, rows, theta.shape[0], cut.shape[0])
 
-    return cumulative_grad
+    return cumulative_grad, KERNELS_VERSION
