@@ -12,6 +12,7 @@ import pytest
 from pytensor.gradient import verify_grad
 from pytensor.graph.traversal import io_toposort
 from pytensor.link.numba.dispatch.basic import numba_funcify_and_cache_key
+from scipy.special import expit
 
 from bias_validity.psychometrics.bayes import cell_kernels, index_design, simulate_study
 from bias_validity.psychometrics.bayes.cell_kernels import binomial_cells, cumulative_cells
@@ -40,6 +41,39 @@ def test_cumulative_cells_gradient_matches_finite_differences(mode):
     cut = np.array([[-2.0, -0.5, 0.4, 1.8], [-1.0, 0.0, 0.2, 3.0]])
     gaps = np.log(-np.expm1(cut[:, :-1] - cut[:, 1:]))  # free inputs here: the kernel reads them as given
     verify_grad(logp, [RNG.normal(0, 1, 12), cut, gaps], rng=RNG, mode=mode)
+
+
+@pytest.mark.parametrize("kernel", ["binomial", "cumulative"])
+def test_kernels_match_the_closed_forms_at_extreme_predictors(kernel):
+    """Predictors from -800 to 800 against cutpoints from -750 to 750: where ``e^x`` overflows or underflows, or the
+    cumulative kernel's product ``e^cut e^-eta`` or its powers leave their range, the kernels still give numpy's
+    softplus (``logaddexp``) and scipy's logistic."""
+    eta = np.array([-800.0, -40.0, -31.0, -5.0, -0.1, 0.0, 0.1, 5.0, 31.0, 40.0, 800.0])
+    theta, idx = eta, np.arange(len(eta))[:, None]  # each cell's predictor is one effect
+    if kernel == "binomial":
+        n = np.full(len(eta), 7)
+        k = np.arange(len(eta)) % 8
+        logp, d_eta = cell_kernels._binomial_kernel(theta, idx, k, n)
+        np.testing.assert_allclose(logp, k * eta - n * np.logaddexp(0.0, eta), rtol=1e-13, atol=1e-12)
+        np.testing.assert_allclose(d_eta, k - n * expit(eta), rtol=1e-13, atol=1e-12)
+        return
+    # a third row of close cutpoints: at eta -8.5 each of 4 terms of 32 answers is a power near 1e118, and the
+    # product passes 1e128 twice; a term of 100 answers there would be a power of 1e369
+    cut = np.array([[-2.0, -0.5, 0.4, 1.8], [-750.0, -30.0, 30.0, 750.0], [0.0, 0.01, 0.02, 0.03]])
+    gaps = np.log(-np.expm1(cut[:, :-1] - cut[:, 1:]))
+    counts = np.tile([2, 1, 0, 3, 1], (2 * len(eta) + 2, 1))
+    counts[:-2:2] = [40, 3, 0, 30, 9]  # terms of 43 and 39 answers: past the bound on powers
+    counts[-2:] = [[16, 16, 16, 16, 16], [100, 0, 0, 0, 0]]
+    rows = np.r_[np.repeat([0, 1], len(eta)), 2, 2]
+    eta = np.r_[eta, eta, -8.5, -8.5]
+    theta, idx = eta, np.arange(len(eta))[:, None]
+    logp, d_eta, d_cut = cell_kernels._cumulative_kernel(theta, idx, counts, cut, gaps, rows)
+    x = cut[rows] - eta[:, None]
+    below, around = counts[:, :-1], counts[:, :-1] + counts[:, 1:]
+    want = (below * x - around * np.logaddexp(0.0, x)).sum(axis=1) + (counts[:, 1:-1] * gaps[rows]).sum(axis=1)
+    np.testing.assert_allclose(logp, want, rtol=1e-13, atol=1e-12)
+    np.testing.assert_allclose(d_cut, below - around * expit(x), rtol=1e-13, atol=1e-12)
+    np.testing.assert_allclose(d_eta, -d_cut.sum(axis=1), rtol=1e-13, atol=1e-12)
 
 
 def test_cache_keys_change_with_the_kernels(monkeypatch):
