@@ -17,6 +17,7 @@ from threadpoolctl import threadpool_limits
 from bias_validity.psychometrics.bayes import _arviz
 from bias_validity.psychometrics.bayes._pymc import pm
 from bias_validity.psychometrics.bayes.config import FitConfig
+from bias_validity.psychometrics.bayes.nutpie_callbacks import compile_nutpie
 
 __all__ = ["SampleRun", "sample", "single_threaded_blas"]
 
@@ -116,16 +117,14 @@ def _nutpie_compiled(model: pm.Model) -> object:
 
     A retry (twice the draws, a smaller step) samples the same log-density, and compiling it is most of a small fit:
     on the paper-scale workload 24-34 s against 63-71 s of sampling; on the demo store about 35 s against 6 s, so its
-    retried seed took 83.8 s when the retry compiled again and 49.0 s now (numba links and optimises the whole
-    log-density into nutpie's callback in each compile, PyTensor's cached graph or not). The compiled
-    model keeps a copy of the data it was compiled with, so the model's current ``pm.Data`` values are swapped in
-    (``with_data``) at every call.
+    retried seed took 83.8 s when the retry compiled again and 49.0 s now. nutpie's callbacks come from a disk cache
+    where the same graph was compiled before (:func:`.nutpie_callbacks.compile_nutpie`).
+    The compiled model keeps a copy of the data it was compiled with, so the model's current ``pm.Data`` values are
+    swapped in (``with_data``) at every call.
     """
-    import nutpie
-
     compiled = _COMPILED.get(model)
     if compiled is None:
-        compiled = nutpie.compile_pymc_model(model, var_names=[v.name for v in model.free_RVs])
+        compiled = compile_nutpie(model, [v.name for v in model.free_RVs])
         _COMPILED[model] = compiled
     data = {v.name: v.get_value() for v in model.data_vars if v.name in compiled.shared_data}
     return compiled.with_data(**data)
