@@ -79,6 +79,7 @@ def expand_callback(dim, expanded, x_, out_, user_data_):
 def compile_nutpie(model: pm.Model, var_names: list[str]) -> object:
     """nutpie's compiled ``model`` (``nutpie.compile_pymc_model``, storing ``var_names``), its callbacks loaded from
     PyTensor's numba cache where this graph was compiled before and cached there otherwise."""
+    import numba
     import nutpie
     from nutpie import compile_pymc
 
@@ -86,9 +87,6 @@ def compile_nutpie(model: pm.Model, var_names: list[str]) -> object:
     if not all(hasattr(compile_pymc, name) for name in builders):
         return nutpie.compile_pymc_model(model, var_names=var_names)
     own_logp, own_expand = compile_pymc._make_c_logp_func, compile_pymc._make_c_expand_func
-
-    import numba
-
     double_p = numba.types.CPointer(numba.types.double)
     # nutpie's signatures: (dim, x, gradient, logp, user data) and (dim, expanded, x, values, user data)
     logp_signature = numba.types.int64(numba.types.uint64, double_p, double_p, double_p, numba.types.voidptr)
@@ -99,14 +97,16 @@ def compile_nutpie(model: pm.Model, var_names: list[str]) -> object:
     def logp(n_dim, logp_fn, user_data, shared_logp, shared_data):
         source = _source(_LOGP, {"n_dim": n_dim}, shared_logp, shared_data)
         made = _callback(source, "logp_callback", logp_fn, user_data, shared_logp, shared_data)
-        return (made, logp_signature) if made else own_logp(n_dim, logp_fn, user_data, shared_logp, shared_data)
+        if made is None:
+            return own_logp(n_dim, logp_fn, user_data, shared_logp, shared_data)
+        return made, logp_signature
 
     def expand(n_dim, n_expanded, expand_fn, user_data, shared_vars, shared_data):
         source = _source(_EXPAND, {"n_dim": n_dim, "n_expanded": n_expanded}, shared_vars, shared_data)
         made = _callback(source, "expand_callback", expand_fn, user_data, shared_vars, shared_data)
-        if made:
-            return made, expand_signature
-        return own_expand(n_dim, n_expanded, expand_fn, user_data, shared_vars, shared_data)
+        if made is None:
+            return own_expand(n_dim, n_expanded, expand_fn, user_data, shared_vars, shared_data)
+        return made, expand_signature
 
     with _LOCK, unittest.mock.patch.multiple(compile_pymc, _make_c_logp_func=logp, _make_c_expand_func=expand):
         with warnings.catch_warnings():
